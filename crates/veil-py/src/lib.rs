@@ -1,0 +1,10 @@
+//! `veil._native`: thin PyO3 wrappers over the plain-Rust crates. One submodule per system,
+//! each in its own file; no simulation logic lives here.
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
