@@ -108,10 +108,21 @@ pub fn line_tweak(address: u64, version: u64) -> u128 {
     address as u128 | (version as u128) << 64
 }
 
-/// Keyed memory-line engine: XTS-AES line encryption plus per-chunk CMAC tags.
+/// Keyed XTS-AES memory-line encryption (no integrity: pair it with [`LineMac`]).
 pub struct LineCipher {
     xts: Xts,
+}
+
+/// Keyed per-chunk CMAC tags of memory lines.
+#[derive(Clone)]
+pub struct LineMac {
     mac: Cmac<aes::Aes128>,
+}
+
+/// XTS encryption plus per-chunk tags: authenticated memory lines.
+pub struct MemoryLines {
+    pub cipher: LineCipher,
+    pub mac: LineMac,
 }
 
 fn line_slice(line: &[u8]) -> Result<()> {
@@ -135,23 +146,14 @@ fn check_chunk(chunk: usize) -> Result<()> {
 
 impl LineCipher {
     /// `xts_key` = K1 ‖ K2 (32 bytes: XTS-AES-128, 64 bytes: XTS-AES-256; the halves must
-    /// differ, as SP 800-38E requires); `mac_key`: 16-byte CMAC-AES-128 key.
-    pub fn new(xts_key: &[u8], mac_key: &[u8]) -> Result<Self> {
+    /// differ, as SP 800-38E requires).
+    pub fn new(xts_key: &[u8]) -> Result<Self> {
         let xts = Xts::new(xts_key)?;
         let h = xts_key.len() / 2;
         if xts_key[..h] == xts_key[h..] {
             return Err(CryptoError::input("XTS key halves K1 and K2 must differ"));
         }
-        if mac_key.len() != 16 {
-            return Err(CryptoError::key_len(
-                "line MAC (CMAC-AES-128)",
-                "16",
-                mac_key.len(),
-            ));
-        }
-        let mac = <Cmac<aes::Aes128> as KeyInit>::new_from_slice(mac_key)
-            .map_err(|_| CryptoError::key_len("line MAC (CMAC-AES-128)", "16", mac_key.len()))?;
-        Ok(LineCipher { xts, mac })
+        Ok(LineCipher { xts })
     }
 
     /// Encrypts a 64-byte line in place.
@@ -166,6 +168,17 @@ impl LineCipher {
         line_slice(line)?;
         self.xts.apply(line, line_tweak(address, version), false);
         Ok(())
+    }
+}
+
+impl LineMac {
+    /// `mac_key`: 16-byte CMAC-AES-128 key, independent of the XTS keys.
+    pub fn new(mac_key: &[u8]) -> Result<Self> {
+        let mac = <Cmac<aes::Aes128> as KeyInit>::new_from_slice(mac_key)
+            .ok()
+            .filter(|_| mac_key.len() == 16)
+            .ok_or_else(|| CryptoError::key_len("line MAC (CMAC-AES-128)", "16", mac_key.len()))?;
+        Ok(LineMac { mac })
     }
 
     fn chunk_cmac(
@@ -262,6 +275,16 @@ impl LineCipher {
             )))
         }
     }
+}
+
+impl MemoryLines {
+    /// See [`LineCipher::new`] and [`LineMac::new`].
+    pub fn new(xts_key: &[u8], mac_key: &[u8]) -> Result<Self> {
+        Ok(MemoryLines {
+            cipher: LineCipher::new(xts_key)?,
+            mac: LineMac::new(mac_key)?,
+        })
+    }
 
     /// Encrypts a 64-byte plaintext line and tags its chunks: returns (ciphertext, tags).
     pub fn seal_line(
@@ -273,8 +296,8 @@ impl LineCipher {
     ) -> Result<(Vec<u8>, Vec<[u8; 8]>)> {
         check_chunk(chunk)?;
         let mut ct = pt.to_vec();
-        self.encrypt_line(address, version, &mut ct)?;
-        let tags = self.line_macs(address, version, &ct, chunk)?;
+        self.cipher.encrypt_line(address, version, &mut ct)?;
+        let tags = self.mac.line_macs(address, version, &ct, chunk)?;
         Ok((ct, tags))
     }
 
@@ -287,9 +310,9 @@ impl LineCipher {
         chunk: usize,
         tags: &[[u8; 8]],
     ) -> Result<Vec<u8>> {
-        self.verify_line(address, version, ct, chunk, tags)?;
+        self.mac.verify_line(address, version, ct, chunk, tags)?;
         let mut pt = ct.to_vec();
-        self.decrypt_line(address, version, &mut pt)?;
+        self.cipher.decrypt_line(address, version, &mut pt)?;
         Ok(pt)
     }
 }

@@ -10,7 +10,7 @@ use crate::block::AesCipher;
 use crate::ctr::AesCtr;
 use crate::error::{CryptoError, Result};
 use crate::gcm::Gcm;
-use crate::line::{LineCipher, LINE_BYTES};
+use crate::line::{LineCipher, LineMac, LINE_BYTES};
 use crate::tdes::Tdes;
 
 /// (name, one-line description, required size multiple in bytes).
@@ -88,7 +88,7 @@ enum Engine {
     Ctr(AesCtr),
     Gcm(Gcm),
     GcmRustCrypto(Box<aes_gcm::Aes128Gcm>),
-    Line(LineCipher, bool),
+    Line(LineCipher, Option<LineMac>),
     Tdes(Tdes),
 }
 
@@ -111,8 +111,10 @@ impl Engine {
                 aes_gcm::Aes128Gcm::new_from_slice(&key(16))
                     .map_err(|_| CryptoError::input("bad RustCrypto AES-GCM key"))?,
             )),
-            "xts-aes-128-line" => Engine::Line(LineCipher::new(&key(32), &key(16))?, false),
-            "xts-aes-128-line-mac" => Engine::Line(LineCipher::new(&key(32), &key(16))?, true),
+            "xts-aes-128-line" => Engine::Line(LineCipher::new(&key(32))?, None),
+            "xts-aes-128-line-mac" => {
+                Engine::Line(LineCipher::new(&key(32))?, Some(LineMac::new(&key(16))?))
+            }
             "tdes-ecb" => Engine::Tdes(Tdes::new(&key(24))?),
             _ => unreachable!("engine names are checked against ENGINES first"),
         })
@@ -132,8 +134,8 @@ impl Engine {
                 for (i, line) in buf.chunks_exact_mut(LINE_BYTES).enumerate() {
                     let addr = (i * LINE_BYTES) as u64;
                     l.encrypt_line(addr, iter, line)?;
-                    if *mac {
-                        std::hint::black_box(l.line_macs(addr, iter, line, 16)?);
+                    if let Some(m) = mac {
+                        std::hint::black_box(m.line_macs(addr, iter, line, 16)?);
                     }
                 }
                 Ok(())

@@ -357,7 +357,7 @@ fn ieee1619_vectors_4_5_as_memory_lines() {
     // Vectors 4 and 5 are 512-byte units; XTS block j depends only on the tweak and j, so the
     // first 64 bytes of each are exactly one memory line at address 0 (vector 4, plaintext
     // 00 01 .. 3f) and address 1 (vector 5, plaintext = vector 4's ciphertext).
-    let lc = LineCipher::new(&h(V4_KEY), &[7; 16]).unwrap();
+    let lc = LineCipher::new(&h(V4_KEY)).unwrap();
     let mut line: Vec<u8> = (0..64u8).collect();
     lc.encrypt_line(0, 0, &mut line).unwrap();
     assert_eq!(line, h(V4_CT64));
@@ -399,7 +399,7 @@ fn sp800_38b_cmac_examples() {
 fn chunk_mac_is_truncated_cmac_of_documented_message() {
     use cmac::{Cmac, Mac};
     let mac_key = h(K128);
-    let lc = LineCipher::new(&h(V4_KEY), &mac_key).unwrap();
+    let lc = MemoryLines::new(&h(V4_KEY), &mac_key).unwrap();
     let (addr, ver) = (0x1234_5678_9abc_def0u64, 42u64);
     let (ct, tags) = lc.seal_line(addr, ver, &[0xab; 64], 16).unwrap();
     for (i, tag) in tags.iter().enumerate() {
@@ -414,7 +414,7 @@ fn chunk_mac_is_truncated_cmac_of_documented_message() {
 
 #[test]
 fn line_macs_detect_tampering_splicing_and_replay() {
-    let lc = LineCipher::new(&h(V4_KEY), &[9; 16]).unwrap();
+    let lc = MemoryLines::new(&h(V4_KEY), &[9; 16]).unwrap();
     let pt: Vec<u8> = (100..164u8).collect();
     for chunk in [8, 16] {
         let (ct, tags) = lc.seal_line(0x40, 3, &pt, chunk).unwrap();
@@ -427,54 +427,39 @@ fn line_macs_detect_tampering_splicing_and_replay() {
         assert!(matches!(e, CryptoError::AuthenticationFailed(_)));
         assert!(e.to_string().ends_with("chunk(s) 2"), "{e}");
         // the same ciphertext and tags at another address (splicing) or an older version (replay)
-        assert!(lc.verify_line(0x80, 3, &ct, chunk, &tags).is_err());
-        assert!(lc.verify_line(0x40, 2, &ct, chunk, &tags).is_err());
+        assert!(lc.mac.verify_line(0x80, 3, &ct, chunk, &tags).is_err());
+        assert!(lc.mac.verify_line(0x40, 2, &ct, chunk, &tags).is_err());
         // swapping two chunks together with their tags
         let mut sw = ct.clone();
         sw[..chunk].copy_from_slice(&ct[chunk..2 * chunk]);
         sw[chunk..2 * chunk].copy_from_slice(&ct[..chunk]);
         let mut swt = tags.clone();
         swt.swap(0, 1);
-        assert!(lc.verify_line(0x40, 3, &sw, chunk, &swt).is_err());
+        assert!(lc.mac.verify_line(0x40, 3, &sw, chunk, &swt).is_err());
     }
     // tags of different chunk sizes live in different domains
     let (ct, t16) = lc.seal_line(0, 0, &pt, 16).unwrap();
-    assert_ne!(lc.line_macs(0, 0, &ct, 8).unwrap()[0], t16[0]);
+    assert_ne!(lc.mac.line_macs(0, 0, &ct, 8).unwrap()[0], t16[0]);
 }
 
 #[test]
 fn line_bad_inputs_are_errors() {
-    let e = LineCipher::new(&[5; 32], &[0; 16])
-        .err()
-        .unwrap()
-        .to_string();
+    let err = |r: Result<(), CryptoError>| r.unwrap_err().to_string();
+    let e = LineCipher::new(&[5; 32]).err().unwrap().to_string();
     assert!(e.contains("halves"), "{e}");
-    assert!(LineCipher::new(&h(V4_KEY)[..31], &[0; 16])
-        .err()
-        .unwrap()
-        .to_string()
-        .contains("32 or 64"));
-    assert!(LineCipher::new(&h(V4_KEY), &[0; 15])
-        .err()
-        .unwrap()
-        .to_string()
-        .contains("16 bytes, got 15"));
-    let lc = LineCipher::new(&h(V4_KEY), &[0; 16]).unwrap();
-    assert!(lc
-        .encrypt_line(0, 0, &mut [0; 63])
-        .unwrap_err()
-        .to_string()
-        .contains("64 bytes, got 63"));
-    assert!(lc
-        .line_macs(0, 0, &[0; 64], 32)
-        .unwrap_err()
-        .to_string()
-        .contains("8 or 16"));
-    assert!(lc
-        .verify_line(0, 0, &[0; 64], 16, &[[0; 8]; 3])
-        .unwrap_err()
-        .to_string()
-        .contains("expected 4"));
+    let e = LineCipher::new(&h(V4_KEY)[..31]).err().unwrap().to_string();
+    assert!(e.contains("32 or 64"), "{e}");
+    let e = LineMac::new(&[0; 15]).err().unwrap().to_string();
+    assert!(e.contains("16 bytes, got 15"), "{e}");
+    assert!(LineMac::new(&[0; 32]).is_err());
+    let lc = MemoryLines::new(&h(V4_KEY), &[0; 16]).unwrap();
+    let e = err(lc.cipher.encrypt_line(0, 0, &mut [0; 63]));
+    assert!(e.contains("64 bytes, got 63"), "{e}");
+    let e = err(lc.mac.line_macs(0, 0, &[0; 64], 32).map(|_| ()));
+    assert!(e.contains("8 or 16"), "{e}");
+    let e = err(lc.mac.verify_line(0, 0, &[0; 64], 16, &[[0; 8]; 3]));
+    assert!(e.contains("expected 4"), "{e}");
+    assert!(lc.mac.chunk_mac(0, 0, 4, &[0; 16]).is_err());
     assert!(xts_encrypt(&h(V4_KEY), 0, &mut [0; 15]).is_err());
 }
 
