@@ -27,7 +27,7 @@ pub mod throughput;
 
 pub use block::{aes_decrypt_block, aes_encrypt_block, AesCipher};
 pub use ctr::{ctr_pad, ctr_xor, AesCtr, CTR_NONCE_LEN};
-pub use error::CryptoError;
+pub use error::{CryptoError, Result};
 pub use gcm::{gcm_open, gcm_seal, Gcm, GCM_NONCE_LEN, GCM_TAG_LEN};
 pub use line::{
     line_tweak, xts_decrypt, xts_encrypt, LineCipher, LineMac, MemoryLines, CHUNK_TAG_BYTES,
