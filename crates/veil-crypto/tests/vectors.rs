@@ -444,7 +444,7 @@ fn line_macs_detect_tampering_splicing_and_replay() {
 
 #[test]
 fn line_bad_inputs_are_errors() {
-    let err = |r: Result<(), CryptoError>| r.unwrap_err().to_string();
+    let err = |r: Result<()>| r.unwrap_err().to_string();
     let e = LineCipher::new(&[5; 32]).err().unwrap().to_string();
     assert!(e.contains("halves"), "{e}");
     let e = LineCipher::new(&h(V4_KEY)[..31]).err().unwrap().to_string();
