@@ -15,8 +15,10 @@
 //! per line.
 //!
 //! **Per-chunk MACs.** The line is split into chunks of `chunk` bytes: 16 (one AES block: 4
-//! chunks per line) or 8 (one TDES block / one 64-bit word: 8 chunks per line). Chunk `i`
-//! gets the tag
+//! chunks per line) or 8 (one TDES block / one 64-bit word: 8 chunks per line; under
+//! XTS-AES an 8-byte chunk's ciphertext still depends on its whole 16-byte block, which is
+//! why the paper re-orders chunks so that predictable words share a block). Chunk `i` gets
+//! the tag
 //!
 //! ```text
 //! tag_i = MSB_64( CMAC-AES-128_Kmac( address_le64 ‖ version_le64 ‖ i_u8 ‖ chunk_u8 ‖ C_i ) )

@@ -158,6 +158,11 @@ fn bytes_from<'py>(
     fill: impl FnOnce(&mut [u8]) -> vc::Result<()> + Send,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let len = src.len() + tail;
+    if len > isize::MAX as usize {
+        return Err(PyValueError::new_err(format!(
+            "output of {len} bytes is too large"
+        )));
+    }
     // SAFETY: PyBytes_FromStringAndSize(NULL, n) returns a new, uninitialised bytes object of
     // n bytes (or NULL with an exception set, turned into Err). Nothing else can reach the
     // object until we return it, so writing its buffer without the GIL is sound. Every byte
