@@ -5,10 +5,18 @@ fn main() {
     let which = args.first().map(String::as_str).unwrap_or("mesh");
     for r in &args[1..] {
         let rate: f64 = r.parse().expect("rate");
-        let cfg = match which {
+        let mut cfg = match which {
             "mesh" => veil_memnet::SimConfig::booksim_mesh8x8(rate),
-            _ => veil_memnet::SimConfig::booksim_dragonfly72(rate),
+            "dragonfly" => veil_memnet::SimConfig::booksim_dragonfly72(rate),
+            json => {
+                let mut c = veil_memnet::SimConfig::from_json(json).expect("config");
+                c.traffic.rate = rate;
+                c
+            }
         };
+        if let Ok(s) = std::env::var("SEED") {
+            cfg.seed = s.parse().expect("SEED");
+        }
         match veil_memnet::simulate(&cfg) {
             Ok(x) => println!(
                 "{rate:.2} plat={:.1} nlat={:.1} acc={:.3} hops={:.2} sat={} cycles={} wall={:.2}s",

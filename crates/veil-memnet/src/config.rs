@@ -142,6 +142,8 @@ pub struct TrafficConfig {
     /// hotspot: the hot nodes and the fraction of packets sent to one of them.
     pub hotspots: Vec<usize>,
     pub hotspot_fraction: f64,
+    /// shift: destination offset.
+    pub shift: usize,
     /// request-reply: every request (packet_size flits) is answered by a reply of
     /// `reply_size` flits sent from its destination back to its source; requests and replies
     /// use disjoint VC sets (two message classes) so the protocol cannot deadlock.
@@ -163,6 +165,7 @@ impl Default for TrafficConfig {
             include_self: true,
             hotspots: vec![0],
             hotspot_fraction: 0.2,
+            shift: 1,
             request_reply: false,
             reply_size: 4,
             batch_size: 100,
@@ -229,6 +232,9 @@ pub struct SimConfig {
     pub seed: u64,
     /// Keep the latency histogram buckets in the result.
     pub histogram: bool,
+    /// Separate VC classes as the routing function's deadlock-freedom argument needs. Off:
+    /// every VC is usable on every hop (to demonstrate deadlock; the watchdog reports it).
+    pub vc_classes: bool,
 }
 
 impl Default for SimConfig {
@@ -241,6 +247,7 @@ impl Default for SimConfig {
             sim: SimControl::default(),
             seed: 1,
             histogram: false,
+            vc_classes: true,
         }
     }
 }

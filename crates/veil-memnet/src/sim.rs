@@ -115,7 +115,8 @@ impl Engine {
         let topo = Topology::build(&cfg.topology, cfg.router.terminal_latency)?;
         let routing = routing::build(&cfg.routing, &topo)?;
         let msg_classes = if cfg.traffic.request_reply { 2 } else { 1 };
-        let vcmap = VcMap::new(cfg.router.num_vcs, routing.classes(), msg_classes, &cfg.routing)?;
+        let route_classes = if cfg.vc_classes { routing.classes() } else { 1 };
+        let vcmap = VcMap::new(cfg.router.num_vcs, route_classes, msg_classes, &cfg.routing)?;
         let streams = RngStreams::new(cfg.seed);
         let pattern = Pattern::new(&cfg.traffic, topo.nodes, &mut streams.named("memnet.perm", 0))?;
         let routers = Routers::new(&topo, &cfg.router);
@@ -133,7 +134,7 @@ impl Engine {
                 cur: NONE,
                 sent: 0,
                 vc: -1,
-                last_vc: 0,
+                last_vc: u8::MAX,
                 qtime: 0,
                 qdrained: false,
                 replies: VecDeque::new(),
@@ -558,6 +559,11 @@ impl Engine {
     }
 
     /// Runs the whole simulation and returns its statistics.
+    /// Packet slots ever allocated (the slab's high-water mark).
+    pub fn packet_slots(&self) -> usize {
+        self.packets.slots.len()
+    }
+
     pub fn run(&mut self) -> Result<SimResult, SimError> {
         let started = std::time::Instant::now();
         let stable = if self.cfg.traffic.injection == "batch" {

@@ -14,6 +14,7 @@ pub const PATTERN_NAMES: &[(&str, &str)] = &[
     ("randperm", "a random permutation of the nodes, fixed by the seed"),
     ("hotspot", "a fraction of packets go to one of the hot nodes, the rest uniform"),
     ("neighbor", "node i sends to node i+1 (mod N)"),
+    ("shift", "node i sends to node i+shift (mod N); shift = one dragonfly group is adversarial for minimal routing"),
 ];
 
 pub enum Pattern {
@@ -22,7 +23,7 @@ pub enum Pattern {
     BitComp { mask: u32 },
     Perm(Vec<u32>),
     Hotspot { nodes: u32, hot: Vec<u32>, fraction: f64 },
-    Neighbor { nodes: u32 },
+    Shift { nodes: u32, by: u32 },
 }
 
 impl Pattern {
@@ -66,7 +67,8 @@ impl Pattern {
                     fraction: cfg.hotspot_fraction,
                 }
             }
-            "neighbor" => Pattern::Neighbor { nodes: nodes as u32 },
+            "neighbor" => Pattern::Shift { nodes: nodes as u32, by: 1 },
+            "shift" => Pattern::Shift { nodes: nodes as u32, by: (cfg.shift % nodes) as u32 },
             other => {
                 return Err(ConfigError(format!(
                     "traffic.pattern: unknown pattern '{other}' (known: {})",
@@ -101,7 +103,7 @@ impl Pattern {
                     rng.gen_range(0..*nodes)
                 }
             }
-            Pattern::Neighbor { nodes } => (src + 1) % nodes,
+            Pattern::Shift { nodes, by } => (src + by) % nodes,
         }
     }
 }
