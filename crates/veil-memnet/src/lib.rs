@@ -41,6 +41,11 @@ pub fn simulate_json(text: &str) -> Result<String, SimError> {
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }
 
+/// The default (booksim_compat) configuration as JSON.
+pub fn default_config_json() -> String {
+    serde_json::to_string(&SimConfig::default()).expect("config serialises")
+}
+
 /// Names the registry exposes: (kind, name, doc).
 pub fn component_names() -> Vec<(&'static str, &'static str, &'static str)> {
     let mut v = Vec::new();
