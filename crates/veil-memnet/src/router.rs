@@ -518,8 +518,10 @@ impl Routers {
             let out = e.res as usize;
             let ov = self.out_vc[ivc];
             let f = self.front(ivc);
-            self.q_head[ivc] = ((self.q_head[ivc] as usize + 1) % self.buf) as u16;
             self.q_len[ivc] -= 1;
+            // An empty ring restarts at slot 0: deep buffers then touch only the few cache
+            // lines they actually use instead of cycling through all of their memory.
+            self.q_head[ivc] = if self.q_len[ivc] == 0 { 0 } else { ((self.q_head[ivc] as usize + 1) % self.buf) as u16 };
             if f.head {
                 ctx.packets.get_mut(f.pkt).hops += 1;
                 if self.routing_delay == 0 {
