@@ -19,7 +19,7 @@ fn main() {
         }
         match veil_memnet::simulate(&cfg) {
             Ok(x) => println!(
-                "{rate:.2} plat={:.1} nlat={:.1} acc={:.3} hops={:.2} sat={} cycles={} wall={:.2}s",
+                "{rate:.2} plat={:.4} nlat={:.4} acc={:.3} hops={:.2} sat={} cycles={} wall={:.2}s",
                 x.avg_packet_latency, x.avg_network_latency, x.accepted_flits_per_node_cycle, x.avg_hops, x.saturated as u8,
                 x.cycles_simulated, x.wall_seconds
             ),

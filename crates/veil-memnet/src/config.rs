@@ -235,6 +235,10 @@ pub struct SimConfig {
     /// Separate VC classes as the routing function's deadlock-freedom argument needs. Off:
     /// every VC is usable on every hop (to demonstrate deadlock; the watchdog reports it).
     pub vc_classes: bool,
+    /// Random numbers: "streams" (independent per-node streams from veil-core) or "booksim"
+    /// (BookSim2's global Knuth generators drawn in BookSim2's order: with the booksim
+    /// presets a run reproduces BookSim2 with the same seed draw for draw).
+    pub rng: String,
 }
 
 impl Default for SimConfig {
@@ -248,6 +252,7 @@ impl Default for SimConfig {
             seed: 1,
             histogram: false,
             vc_classes: true,
+            rng: "streams".into(),
         }
     }
 }
@@ -257,6 +262,7 @@ impl SimConfig {
     pub fn booksim_mesh8x8(rate: f64) -> Self {
         let mut c = Self::default();
         c.traffic.rate = rate;
+        c.rng = "booksim".into();
         c
     }
 
@@ -279,6 +285,7 @@ impl SimConfig {
         c.router.vc_buf_size = 256;
         c.router.internal_speedup = 2.0;
         c.traffic.rate = rate;
+        c.rng = "booksim".into();
         c
     }
 
@@ -345,6 +352,9 @@ impl SimConfig {
                 }
             }
             other => return bad(format!("sim.mode: unknown mode '{other}' (booksim, fixed)")),
+        }
+        if self.rng != "streams" && self.rng != "booksim" {
+            return bad(format!("rng: unknown generator '{}' (streams, booksim)", self.rng));
         }
         if s.watchdog_cycles == 0 {
             return bad("sim.watchdog_cycles: must be >= 1".into());

@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod error;
+pub mod knuth;
 pub mod packet;
 pub mod results;
 pub mod router;

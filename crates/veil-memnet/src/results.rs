@@ -36,6 +36,8 @@ pub struct SimResult {
     /// Routers traversed.
     pub avg_hops: f64,
     pub packets_measured: u64,
+    /// Every packet delivered in the run (warm-up and drain included).
+    pub packets_delivered: u64,
     /// (lower bound, width, count) of non-empty latency buckets, when requested.
     pub latency_histogram: Vec<(u64, u64, u64)>,
     pub injection_channels: ChannelUse,

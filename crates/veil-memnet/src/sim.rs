@@ -15,6 +15,7 @@ use veil_core::{Accumulator, Histogram, RngStreams, StreamRng};
 
 use crate::config::SimConfig;
 use crate::error::{ConfigError, SimError};
+use crate::knuth::BookSimRng;
 use crate::packet::{Flit, Packet, PacketSlab, RouteSet};
 use crate::results::{ChannelUse, SimResult};
 use crate::router::{Ctx, Routers};
@@ -79,6 +80,8 @@ pub struct Engine {
     node_occ: Vec<u16>,
     node_in_use: Vec<bool>,
     pattern: Pattern,
+    /// BookSim2's global generators (rng = "booksim"); None = per-node streams.
+    bs: Option<BookSimRng>,
     inj_p: f64,
     pub now: u64,
     phase: Phase,
@@ -159,6 +162,7 @@ impl Engine {
             node_in_use: vec![false; topo.nodes * v],
             nodes,
             pattern,
+            bs: if cfg.rng == "booksim" { Some(BookSimRng::new(cfg.seed)) } else { None },
             now: 0,
             phase: Phase::WarmingUp,
             drain_time: 0,
@@ -256,6 +260,8 @@ impl Engine {
             }
             let fire = if batch {
                 node.batch_left > 0 && (max_out == 0 || node.outstanding < max_out)
+            } else if let Some(bs) = self.bs.as_mut() {
+                bs.float.next() < self.inj_p
             } else {
                 node.rng.gen::<f64>() < self.inj_p
             };
@@ -268,7 +274,15 @@ impl Engine {
                 if rr || batch {
                     node.outstanding += 1;
                 }
-                let dest = self.pattern.dest(n as u32, &mut self.nodes[n].rng);
+                let dest = match (self.bs.as_mut(), &self.pattern) {
+                    (Some(bs), Pattern::Uniform { nodes, include_self: true }) => {
+                        let d = bs.int.int(nodes - 1);
+                        // BookSim draws a subnetwork for every packet, even with one subnet.
+                        bs.int.next();
+                        d
+                    }
+                    _ => self.pattern.dest(n as u32, &mut self.nodes[n].rng),
+                };
                 let record = self.records(q);
                 let id = self.new_packet(n, dest, q, self.cfg.traffic.packet_size, 0, record);
                 self.nodes[n].cur = id;
@@ -302,7 +316,10 @@ impl Engine {
         if self.nodes[n].sent == 0 && self.nodes[n].vc < 0 {
             let (mut lo, mut hi) = self.vcmap.msg_range(msg);
             if self.routing.random_injection_vc() {
-                let x = self.nodes[n].route_rng.gen_range(lo..=hi);
+                let x = match self.bs.as_mut() {
+                    Some(bs) => lo + bs.int.int((hi - lo) as u32) as u8,
+                    None => self.nodes[n].route_rng.gen_range(lo..=hi),
+                };
                 lo = x;
                 hi = x;
             }
@@ -430,10 +447,15 @@ impl Engine {
         }
         self.wheel[slot] = evs;
 
-        for n in 0..self.nodes.len() {
-            if !self.empty_network && self.nodes[n].cur == NONE {
-                self.generate(n);
+        // All sources generate, then all inject (BookSim's order of random draws).
+        if !self.empty_network {
+            for n in 0..self.nodes.len() {
+                if self.nodes[n].cur == NONE {
+                    self.generate(n);
+                }
             }
+        }
+        for n in 0..self.nodes.len() {
             self.inject(n);
         }
 
@@ -580,6 +602,7 @@ impl Engine {
             res.conservation_ok = true;
         }
         res.cycles_simulated = self.now;
+        res.packets_delivered = self.retired_packets;
         res.wall_seconds = started.elapsed().as_secs_f64();
         Ok(res)
     }
@@ -779,6 +802,7 @@ impl Engine {
             max_packet_latency: self.plat.max(),
             avg_hops: self.hops.mean(),
             packets_measured: self.plat.count(),
+            packets_delivered: self.retired_packets,
             latency_histogram: if self.cfg.histogram { self.plat.buckets() } else { Vec::new() },
             injection_channels: inj,
             ejection_channels: ej,
