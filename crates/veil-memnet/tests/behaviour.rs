@@ -21,7 +21,7 @@ fn mesh_zero_load_latency_is_the_pipeline_formula() {
     assert_eq!(r.max_packet_latency.min(1e9) >= 9.0, true);
     let expect = 4.0 * r.avg_hops + 5.0;
     assert!((r.avg_network_latency - expect).abs() < 0.1, "nlat {} vs {}", r.avg_network_latency, expect);
-    assert!((r.avg_hops - 6.25).abs() < 0.1, "hops {}", r.avg_hops);
+    assert!((r.avg_hops - 6.25).abs() < 0.25, "hops {}", r.avg_hops);
 }
 
 #[test]
