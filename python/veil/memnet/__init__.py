@@ -4,11 +4,4 @@ The simulator is the Rust crate `veil-memnet`; this package registers its compon
 `memnet.latency_load` experiment and the reproducer.
 """
 
-from . import engine  # noqa: F401  (framework-free layer)
-
-try:
-    from veil.core import register_experiment as _probe  # noqa: F401
-except ImportError:  # the framework is not available: the engine alone still works
-    pass
-else:
-    from . import experiments, reproduce  # noqa: F401
+from . import engine, experiments, reproduce  # noqa: F401

@@ -58,6 +58,7 @@ def booksim_preset(which: str, rate: float) -> dict[str, Any]:
     """The exact settings of the BookSim2 reference curves ('mesh8x8' or 'dragonfly72')."""
     cfg = default_config()
     cfg["traffic"]["rate"] = rate
+    cfg["rng"] = "booksim"
     if which == "mesh8x8":
         return cfg
     if which == "dragonfly72":

@@ -10,8 +10,8 @@ from . import engine
 
 # Experiment configs reproducing the two reference setups (data/README.md).
 SETUPS = {
-    "mesh8x8": {},
-    "dragonfly72": {"topology": "dragonfly", "p": 2, "a": 4, "h": 2, "latency": 10,
+    "mesh8x8": {"rng": "booksim"},
+    "dragonfly72": {"rng": "booksim", "topology": "dragonfly", "p": 2, "a": 4, "h": 2, "latency": 10,
                     "global_latency": 100, "routing": "min", "num_vcs": 2, "vc_buf_size": 256,
                     "internal_speedup": 2.0},
 }
