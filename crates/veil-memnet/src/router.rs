@@ -100,6 +100,12 @@ pub struct Routers {
     s_out_dist: Vec<u32>,
 }
 
+/// `x mod n` for `x < 2n` without a division (arbitration pointers and ring indices).
+#[inline(always)]
+fn wrap(x: usize, n: usize) -> usize {
+    if x >= n { x - n } else { x }
+}
+
 /// What a router step needs from the rest of the simulator.
 pub struct Ctx<'a> {
     pub topo: &'a Topology,
@@ -197,7 +203,7 @@ impl Routers {
         let ivc = gp * self.v + vc;
         let len = self.q_len[ivc] as usize;
         debug_assert!(len < self.buf, "input buffer overflow: credits broken");
-        let slot = (self.q_head[ivc] as usize + len) % self.buf;
+        let slot = wrap(self.q_head[ivc] as usize + len, self.buf);
         self.q_data[ivc * self.buf + slot] = flit;
         self.q_len[ivc] += 1;
         let input = (gp - self.base[r]) as u16;
@@ -295,7 +301,7 @@ impl Routers {
                     if self.ovc_in_use[base * v + o_l] {
                         continue;
                     }
-                    let d = (o_l as u32 + nvc as u32 - ptr) % nvc as u32;
+                    let d = wrap(o_l + nvc - ptr as usize, nvc) as u32;
                     if d < best_d {
                         best_d = d;
                         best = o_l as i32;
@@ -307,7 +313,7 @@ impl Routers {
                     continue;
                 }
                 let o_l = best as usize;
-                let d = (ivc_l as u32 + nvc as u32 - self.vc_out_ptr[base * v + o_l]) % nvc as u32;
+                let d = wrap(ivc_l + nvc - self.vc_out_ptr[base * v + o_l] as usize, nvc) as u32;
                 if self.s_best[o_l] < 0 {
                     self.s_touched.push(o_l as u32);
                     self.s_best[o_l] = ivc_l as i32;
@@ -319,8 +325,8 @@ impl Routers {
             }
             for &o_l in &self.s_touched {
                 let w = self.s_best[o_l as usize] as usize;
-                self.vc_out_ptr[base * v + o_l as usize] = ((w + 1) % nvc) as u32;
-                self.vc_in_ptr[base * v + w] = ((o_l as usize + 1) % nvc) as u32;
+                self.vc_out_ptr[base * v + o_l as usize] = wrap(w + 1, nvc) as u32;
+                self.vc_in_ptr[base * v + w] = wrap(o_l as usize + 1, nvc) as u32;
             }
             for i in 0..n_new {
                 let e = &mut self.vc_q[r][i];
@@ -372,11 +378,11 @@ impl Routers {
                 let cur = self.s_req[k];
                 if cur < 0 {
                     self.s_req[k] = e.vc as i16;
-                    self.s_req_touched.push(k as u32);
+                    self.s_req_touched.push(((e.input as u32) << 16) | o as u32);
                 } else {
                     let off = self.sw_rr_offset[base + e.input as usize] as usize;
-                    let dn = (e.vc as usize + v - off) % v;
-                    let dc = (cur as usize + v - off) % v;
+                    let dn = wrap(e.vc as usize + v - off, v);
+                    let dc = wrap(cur as usize + v - off, v);
                     if dn < dc {
                         self.s_req[k] = e.vc as i16;
                     }
@@ -384,23 +390,23 @@ impl Routers {
             }
             // Input arbiters: each input picks one requested output (round robin over ports).
             for &k in &self.s_req_touched {
-                let (inp, o) = (k as usize / radix, k as usize % radix);
+                let (inp, o) = ((k >> 16) as usize, (k & 0xffff) as usize);
                 let ptr = self.sw_in_ptr[base + inp] as usize;
-                let d = (o + radix - ptr) % radix;
+                let d = wrap(o + radix - ptr, radix);
                 let cur = self.s_in_choice[inp];
-                if cur < 0 || d < (cur as usize + radix - ptr) % radix {
+                if cur < 0 || d < wrap(cur as usize + radix - ptr, radix) {
                     self.s_in_choice[inp] = o as i32;
                 }
             }
             // Output arbiters over the inputs that chose them.
             for &k in &self.s_req_touched {
-                let inp = k as usize / radix;
+                let inp = (k >> 16) as usize;
                 let o = self.s_in_choice[inp];
-                if o < 0 || o as usize != k as usize % radix {
+                if o < 0 || o as usize != (k & 0xffff) as usize {
                     continue;
                 }
                 let o = o as usize;
-                let d = ((inp + radix - self.sw_out_ptr[base + o] as usize) % radix) as u32;
+                let d = wrap(inp + radix - self.sw_out_ptr[base + o] as usize, radix) as u32;
                 if self.s_out_best[o] < 0 || d < self.s_out_dist[o] {
                     self.s_out_best[o] = inp as i32;
                     self.s_out_dist[o] = d;
@@ -423,17 +429,17 @@ impl Routers {
             }
             // Grants move the round-robin pointers; then clear scratch.
             for &k in &self.s_req_touched {
-                let (inp, o) = (k as usize / radix, k as usize % radix);
+                let (inp, o) = ((k >> 16) as usize, (k & 0xffff) as usize);
                 if self.s_in_choice[inp] == o as i32 && self.s_out_best[o] == inp as i32 {
-                    self.sw_in_ptr[base + inp] = ((o + 1) % radix) as u32;
-                    self.sw_out_ptr[base + o] = ((inp + 1) % radix) as u32;
-                    let vc = self.s_req[k as usize] as usize;
-                    self.sw_rr_offset[base + inp] = ((vc + 1) % v) as u8;
+                    self.sw_in_ptr[base + inp] = wrap(o + 1, radix) as u32;
+                    self.sw_out_ptr[base + o] = wrap(inp + 1, radix) as u32;
+                    let vc = self.s_req[inp * radix + o] as usize;
+                    self.sw_rr_offset[base + inp] = wrap(vc + 1, v) as u8;
                 }
             }
             for &k in &self.s_req_touched {
-                let (inp, o) = (k as usize / radix, k as usize % radix);
-                self.s_req[k as usize] = -1;
+                let (inp, o) = ((k >> 16) as usize, (k & 0xffff) as usize);
+                self.s_req[inp * radix + o] = -1;
                 self.s_in_choice[inp] = -1;
                 self.s_out_best[o] = -1;
             }
@@ -521,7 +527,7 @@ impl Routers {
             self.q_len[ivc] -= 1;
             // An empty ring restarts at slot 0: deep buffers then touch only the few cache
             // lines they actually use instead of cycling through all of their memory.
-            self.q_head[ivc] = if self.q_len[ivc] == 0 { 0 } else { ((self.q_head[ivc] as usize + 1) % self.buf) as u16 };
+            self.q_head[ivc] = if self.q_len[ivc] == 0 { 0 } else { wrap(self.q_head[ivc] as usize + 1, self.buf) as u16 };
             if f.head {
                 ctx.packets.get_mut(f.pkt).hops += 1;
                 if self.routing_delay == 0 {
