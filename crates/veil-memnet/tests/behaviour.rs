@@ -250,3 +250,15 @@ fn bad_input_names_the_problem() {
     assert!(config_error(c).contains("needs at least 2 VCs"));
     assert!(SimConfig::from_json("{\"bogus\": 1}").is_err());
 }
+
+#[test]
+fn livelock_watchdog_reports_old_packets() {
+    // Near saturation some packets wait hundreds of cycles while the network keeps moving:
+    // with a 60-cycle age limit the watchdog must report it rather than keep going.
+    let mut c = quick(SimConfig::booksim_mesh8x8(0.40));
+    c.sim.max_packet_age = 60;
+    match simulate(&c) {
+        Err(SimError::Livelock { packet_age, .. }) => assert!(packet_age > 60),
+        other => panic!("expected a livelock report, got {other:?}"),
+    }
+}
