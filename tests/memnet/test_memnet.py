@@ -146,3 +146,11 @@ def test_benchmark_workloads_are_the_issue_s():
     t = d["topology"]
     assert (t["p"], t["a"], t["h"]) == (4, 8, 4) and d["traffic"]["rate"] == 0.45
     engine.check(d)
+
+
+def test_cli_latency_load_figure(veil_cli, tmp_path):
+    write(tmp_path / "m.toml", 'experiment = "memnet.latency_load"\nk = 4\nmode = "fixed"\nmeasure_cycles = 2000\n')
+    r = veil_cli("memnet", "latency-load", "m.toml", "seed=2", "--rates", "0.1,0.9", "--out", "fig/ll.png")
+    assert r.rc == 0, r.err
+    assert "saturated" in r.out and (tmp_path / "fig" / "ll.png").stat().st_size > 1000
+    one_line_error(veil_cli("memnet", "latency-load", "m.toml", "--rates", "x"), "--rates")
