@@ -154,6 +154,9 @@ fn dragonfly_adversarial_traffic_valiant_beats_min() {
     assert!(min.accepted_flits_per_node_cycle < 0.14, "{}", min.accepted_flits_per_node_cycle);
     let val = mk("valiant");
     assert!(!val.saturated && val.conservation_ok);
+    // UGAL-L sees the congested minimal port at the source and diverts.
+    let ugal = mk("ugal");
+    assert!(!ugal.saturated && ugal.conservation_ok);
     let mut c = SimConfig::booksim_dragonfly72(0.1);
     c.traffic.pattern = "nonsense".into();
     assert!(matches!(simulate(&c), Err(SimError::Config(_))));
