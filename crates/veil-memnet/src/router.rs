@@ -279,8 +279,11 @@ impl Routers {
         }
 
         // ---- VC allocation: evaluate ----
+        // Work on a contiguous slice of the queue (put back below): no per-access wrapping.
+        let mut q = std::mem::take(&mut self.vc_q[r]);
+        let qs = q.make_contiguous();
         let mut n_new = 0;
-        for (i, e) in self.vc_q[r].iter().enumerate() {
+        for (i, e) in qs.iter().enumerate() {
             if e.time >= 0 {
                 break;
             }
@@ -289,7 +292,7 @@ impl Routers {
         if n_new > 0 {
             self.s_touched.clear();
             for i in 0..n_new {
-                let e = self.vc_q[r][i];
+                let e = qs[i];
                 let ivc_l = e.input as usize * v + e.vc as usize;
                 let ivc = base * v + ivc_l;
                 let rs = self.route[ivc];
@@ -309,7 +312,7 @@ impl Routers {
                 }
                 self.s_chosen[i] = best;
                 if best < 0 {
-                    self.vc_q[r][i].res = STALL_BUSY;
+                    qs[i].res = STALL_BUSY;
                     continue;
                 }
                 let o_l = best as usize;
@@ -329,7 +332,7 @@ impl Routers {
                 self.vc_in_ptr[base * v + w] = wrap(o_l as usize + 1, nvc) as u32;
             }
             for i in 0..n_new {
-                let e = &mut self.vc_q[r][i];
+                let e = &mut qs[i];
                 e.time = now + self.vc_alloc_delay - 1;
                 if e.res < -1 {
                     continue;
@@ -342,21 +345,25 @@ impl Routers {
                 self.s_best[o_l as usize] = -1;
             }
             if self.vc_alloc_delay > 1 {
-                for i in 0..self.vc_q[r].len() {
-                    let e = self.vc_q[r][i];
+                for i in 0..qs.len() {
+                    let e = qs[i];
                     if now < e.time {
                         break;
                     }
                     if e.res >= 0 && self.ovc_in_use[base * v + e.res as usize] {
-                        self.vc_q[r][i].res = STALL_BUSY;
+                        qs[i].res = STALL_BUSY;
                     }
                 }
             }
         }
 
+        self.vc_q[r] = q;
+
         // ---- switch allocation: evaluate ----
+        let mut q = std::mem::take(&mut self.sw_q[r]);
+        let qs = q.make_contiguous();
         let mut n_new = 0;
-        for (i, e) in self.sw_q[r].iter().enumerate() {
+        for (i, e) in qs.iter().enumerate() {
             if e.time >= 0 {
                 break;
             }
@@ -365,13 +372,13 @@ impl Routers {
         if n_new > 0 {
             self.s_req_touched.clear();
             for i in 0..n_new {
-                let e = self.sw_q[r][i];
+                let e = qs[i];
                 let ivc = (base + e.input as usize) * v + e.vc as usize;
                 debug_assert_eq!(self.state[ivc], ACTIVE);
                 let o = self.out_port[ivc] as usize;
                 let ovc = (base + o) * v + self.out_vc[ivc] as usize;
                 if self.ovc_occ[ovc] as usize >= self.buf {
-                    self.sw_q[r][i].res = STALL_FULL;
+                    qs[i].res = STALL_FULL;
                     continue;
                 }
                 let k = e.input as usize * radix + o;
@@ -413,7 +420,7 @@ impl Routers {
                 }
             }
             for i in 0..n_new {
-                let e = self.sw_q[r][i];
+                let e = qs[i];
                 let mut res = e.res;
                 if res >= -1 {
                     let inp = e.input as usize;
@@ -423,7 +430,7 @@ impl Routers {
                         res = o;
                     }
                 }
-                let e = &mut self.sw_q[r][i];
+                let e = &mut qs[i];
                 e.time = now + self.sw_alloc_delay - 1;
                 e.res = res;
             }
@@ -444,8 +451,8 @@ impl Routers {
                 self.s_out_best[o] = -1;
             }
             if self.sw_alloc_delay > 1 {
-                for i in 0..self.sw_q[r].len() {
-                    let e = self.sw_q[r][i];
+                for i in 0..qs.len() {
+                    let e = qs[i];
                     if now < e.time {
                         break;
                     }
@@ -453,12 +460,14 @@ impl Routers {
                         let ivc = (base + e.input as usize) * v + e.vc as usize;
                         let ovc = (base + e.res as usize) * v + self.out_vc[ivc] as usize;
                         if self.ovc_occ[ovc] as usize >= self.buf {
-                            self.sw_q[r][i].res = STALL_FULL;
+                            qs[i].res = STALL_FULL;
                         }
                     }
                 }
             }
         }
+
+        self.sw_q[r] = q;
 
         // ---- crossbar: evaluate ----
         for x in self.xbar_q[r].iter_mut() {
