@@ -79,6 +79,7 @@ pub struct Engine {
     nodes: Vec<Node>,
     node_occ: Vec<u16>,
     node_in_use: Vec<bool>,
+    node_tail_sent: Vec<bool>,
     pattern: Pattern,
     /// BookSim2's global generators (rng = "booksim"); None = per-node streams.
     bs: Option<BookSimRng>,
@@ -160,6 +161,7 @@ impl Engine {
             port_router,
             node_occ: vec![0; topo.nodes * v],
             node_in_use: vec![false; topo.nodes * v],
+            node_tail_sent: vec![false; topo.nodes * v],
             nodes,
             pattern,
             bs: if cfg.rng == "booksim" { Some(BookSimRng::new(cfg.seed)) } else { None },
@@ -357,8 +359,16 @@ impl Engine {
             node.last_vc = vc as u8;
         }
         self.node_occ[n * v + vc] += 1;
+        if head {
+            self.node_tail_sent[n * v + vc] = false;
+        }
         if tail {
-            self.node_in_use[n * v + vc] = false;
+            // The injection channel's VC is a buffer like any other: with
+            // wait_for_tail_credit it stays reserved until the tail's credit is back.
+            self.node_tail_sent[n * v + vc] = true;
+            if !self.cfg.router.wait_for_tail_credit {
+                self.node_in_use[n * v + vc] = false;
+            }
         }
         let lat = self.topo.inp[r][port].1 as u64;
         let gp = self.routers.base[r] + port;
@@ -442,6 +452,9 @@ impl Engine {
                     self.credit_events -= 1;
                     let i = ev.idx as usize * self.routers.v + ev.vc as usize;
                     self.node_occ[i] -= 1;
+                    if self.cfg.router.wait_for_tail_credit && self.node_occ[i] == 0 && self.node_tail_sent[i] {
+                        self.node_in_use[i] = false;
+                    }
                 }
             }
         }
@@ -628,6 +641,9 @@ impl Engine {
             let acc_change = ((cur_acc - prev_acc) / cur_acc).abs();
             prev_lat = cur_lat;
             prev_acc = cur_acc;
+            if std::env::var_os("MEMNET_TRACE_PERIODS").is_some() {
+                eprintln!("t={} lat={cur_lat:.4} acc={cur_acc:.6} dlat={lat_change:.5} dacc={acc_change:.5}", self.now);
+            }
             if self.latency_with_inflight() > c.latency_threshold {
                 self.phase = Phase::Draining;
                 self.drain_time = self.now;
