@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 
 use crate::config::RouterConfig;
 use crate::packet::{Flit, PacketSlab, RouteSet};
-use crate::routing::{RoutingFunction, VcMap};
+use crate::routing::{Draw, RoutingFunction, VcMap};
 use crate::topology::{End, Topology};
 
 pub const IDLE: u8 = 0;
@@ -112,6 +112,8 @@ pub struct Ctx<'a> {
     pub routing: &'a dyn RoutingFunction,
     pub vcmap: VcMap,
     pub packets: &'a mut PacketSlab,
+    /// Draws made while routing (BookSim2's global generator, or a network stream).
+    pub rng: &'a mut dyn Draw,
 }
 
 impl Routers {
@@ -252,7 +254,7 @@ impl Routers {
         let p = ctx.packets.get_mut(pkt);
         match link.to {
             End::Router { r: nr, port } => {
-                let (port_out, class) = ctx.routing.route(nr as usize, port as usize, &mut p.route);
+                let (port_out, class) = ctx.routing.route(nr as usize, port as usize, &mut p.route, ctx.rng);
                 let (lo, hi) = ctx.vcmap.range(p.msg as usize, class);
                 p.la = RouteSet { port: port_out as u16, vc_lo: lo, vc_hi: hi };
             }
@@ -487,7 +489,7 @@ impl Routers {
                 let ivc = (base + e.input as usize) * v + e.vc as usize;
                 let f = self.front(ivc);
                 let p = ctx.packets.get_mut(f.pkt);
-                let (port, class) = ctx.routing.route(r, e.input as usize, &mut p.route);
+                let (port, class) = ctx.routing.route(r, e.input as usize, &mut p.route, ctx.rng);
                 let (lo, hi) = ctx.vcmap.range(p.msg as usize, class);
                 self.route[ivc] = RouteSet { port: port as u16, vc_lo: lo, vc_hi: hi };
                 self.state[ivc] = VC_ALLOC;

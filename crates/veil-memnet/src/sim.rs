@@ -83,6 +83,9 @@ pub struct Engine {
     pattern: Pattern,
     /// BookSim2's global generators (rng = "booksim"); None = per-node streams.
     bs: Option<BookSimRng>,
+    sort_arrivals: bool,
+    /// Draws routing makes inside routers when `bs` is None.
+    route_stream: StreamRng,
     inj_p: f64,
     pub now: u64,
     phase: Phase,
@@ -118,6 +121,7 @@ impl Engine {
         cfg.validate()?;
         let topo = Topology::build(&cfg.topology, cfg.router.terminal_latency)?;
         let routing = routing::build(&cfg.routing, &topo)?;
+        let sort_arrivals = cfg.rng == "booksim" && routing.draws_while_routing();
         let msg_classes = if cfg.traffic.request_reply { 2 } else { 1 };
         let route_classes = if cfg.vc_classes { routing.classes() } else { 1 };
         let vcmap = VcMap::new(cfg.router.num_vcs, route_classes, msg_classes, &cfg.routing)?;
@@ -165,6 +169,8 @@ impl Engine {
             nodes,
             pattern,
             bs: if cfg.rng == "booksim" { Some(BookSimRng::new(cfg.seed)) } else { None },
+            route_stream: streams.named("memnet.route.network", 0),
+            sort_arrivals,
             now: 0,
             phase: Phase::WarmingUp,
             drain_time: 0,
@@ -277,13 +283,17 @@ impl Engine {
                     node.outstanding += 1;
                 }
                 let dest = match (self.bs.as_mut(), &self.pattern) {
-                    (Some(bs), Pattern::Uniform { nodes, include_self: true }) => {
-                        let d = bs.int.int(nodes - 1);
+                    (Some(bs), pat) => {
+                        let d = match pat {
+                            Pattern::Uniform { nodes, include_self: true } => bs.int.int(nodes - 1),
+                            // Deterministic patterns draw nothing; the rest use the node stream.
+                            _ => self.pattern.dest(n as u32, &mut self.nodes[n].rng),
+                        };
                         // BookSim draws a subnetwork for every packet, even with one subnet.
                         bs.int.next();
                         d
                     }
-                    _ => self.pattern.dest(n as u32, &mut self.nodes[n].rng),
+                    (None, _) => self.pattern.dest(n as u32, &mut self.nodes[n].rng),
                 };
                 let record = self.records(q);
                 let id = self.new_packet(n, dest, q, self.cfg.traffic.packet_size, 0, record);
@@ -351,7 +361,11 @@ impl Engine {
             let node = &mut self.nodes[n];
             let p = self.packets.get_mut(cur);
             self.routing.at_source(r, &mut p.route, &mut node.route_rng, &self.routers);
-            let (op, class) = self.routing.route(r, port, &mut p.route);
+            let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
+                Some(b) => b,
+                None => &mut node.route_rng,
+            };
+            let (op, class) = self.routing.route(r, port, &mut p.route, rng);
             let (lo, hi) = self.vcmap.range(msg, class);
             p.la = RouteSet { port: op as u16, vc_lo: lo, vc_hi: hi };
             p.itime = t;
@@ -436,6 +450,12 @@ impl Engine {
         let t = self.now;
         let slot = (t & self.wmask) as usize;
         let mut evs = std::mem::take(&mut self.wheel[slot]);
+        // BookSim2 queues a router's arriving flits by input port. Allocation does not depend
+        // on that order, but the order of random draws made while routing does: with BookSim's
+        // generator and such a routing function, deliver in BookSim's order.
+        if self.sort_arrivals && evs.len() > 1 {
+            evs.sort_unstable_by_key(|e| ((e.kind as u64) << 32) | e.idx as u64);
+        }
         for ev in evs.drain(..) {
             match ev.kind {
                 EV_FLIT => {
@@ -479,7 +499,11 @@ impl Engine {
             steps += 1;
         }
         {
-            let mut ctx = Ctx { topo: &self.topo, routing: &*self.routing, vcmap: self.vcmap, packets: &mut self.packets };
+            let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
+                Some(b) => b,
+                None => &mut self.route_stream,
+            };
+            let mut ctx = Ctx { topo: &self.topo, routing: &*self.routing, vcmap: self.vcmap, packets: &mut self.packets, rng };
             for r in 0..self.routers.n {
                 for _ in 0..steps {
                     if self.routers.idle(r) {

@@ -1,18 +1,20 @@
-//! Dimension-order routing on k-ary n-cubes.
+//! Dimension-order routing on k-ary n-cubes (BookSim2's `dim_order_mesh` / `dim_order_torus`).
 //!
 //! Mesh: resolve dimension 0 first, then 1, ... Deadlock-free with one VC class: a packet
 //! only turns from a lower to a higher dimension, so the channel dependency graph is acyclic
 //! (Dally & Seitz). All VCs of a port are interchangeable.
 //!
-//! Torus: same order, shortest direction per dimension (ties go +). Inside a dimension the
-//! ring has a cycle, broken by a dateline on the wrap-around link: a packet uses class 0
-//! until it has crossed the wrap-around link of its current dimension and class 1 after; it
-//! returns to class 0 when it changes dimension. Class-0 channels never depend on the wrap
-//! link's class-0 buffer cyclically and class 1 is a chain that ends before the dateline is
-//! reached again, so each ring's dependency graph is acyclic; dimensions are ordered as in
-//! the mesh. Needs 2 VC classes.
+//! Torus: same dimension order. When a packet turns into a dimension it picks the shorter
+//! direction (a tie, k even and distance k/2, is a coin flip) and a VC class it keeps for the
+//! whole dimension: moving up, class 1 if the route crosses the wrap-around link (dateline)
+//! and 0 otherwise; moving down, class 1 if it does *not* cross it and 0 if it does (BookSim2's
+//! convention). In each direction one class holds only routes that never use the wrap link
+//! (acyclic), the other only routes that do; a wrap-crossing route of length <= k/2 starts in
+//! the lower half of the ring (moving down) and ends in the upper half, so one channel of the
+//! ring is never used by that class and its dependencies cannot close a cycle. Dimensions are
+//! ordered as in the mesh. Ejection may use any VC. Needs 2 VC classes.
 
-use super::{PacketRoute, RoutingFunction};
+use super::{Draw, PacketRoute, RoutingFunction, ANY_CLASS};
 
 pub struct Dor {
     k: usize,
@@ -31,24 +33,31 @@ impl RoutingFunction for Dor {
         if self.torus { 2 } else { 1 }
     }
 
-    fn route(&self, r: usize, _in_port: usize, pkt: &mut PacketRoute) -> (usize, usize) {
+    fn draws_while_routing(&self) -> bool {
+        self.torus
+    }
+
+    fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute, rng: &mut dyn Draw) -> (usize, usize) {
         let (k, dest) = (self.k, pkt.dest as usize);
-        let (mut cur, mut dst, mut src) = (r, dest, pkt.src as usize);
+        let (mut cur, mut dst) = (r, dest);
         for d in 0..self.n {
-            let (x, dx, sx) = (cur % k, dst % k, src % k);
+            let (x, dx) = (cur % k, dst % k);
             if x != dx {
                 if !self.torus {
                     return (if x < dx { 2 * d } else { 2 * d + 1 }, 0);
                 }
-                let plus = (dx + k - sx) % k <= k / 2;
-                // Crossed the wrap link of this dimension already?
-                let crossed = if plus { x < sx } else { x > sx };
-                return (if plus { 2 * d } else { 2 * d + 1 }, crossed as usize);
+                if in_port / 2 == d {
+                    // Keep going the same way, in the class chosen at the turn.
+                    return (in_port ^ 1, pkt.ph as usize);
+                }
+                let dist2 = k as i64 - 2 * ((dx + k - x) % k) as i64;
+                let up = dist2 > 0 || (dist2 == 0 && rng.int(1) != 0);
+                pkt.ph = if up { (x > dx) as u8 } else { (dx < x) as u8 };
+                return (if up { 2 * d } else { 2 * d + 1 }, pkt.ph as usize);
             }
             cur /= k;
             dst /= k;
-            src /= k;
         }
-        (2 * self.n, 0)
+        (2 * self.n, if self.torus { ANY_CLASS } else { 0 })
     }
 }

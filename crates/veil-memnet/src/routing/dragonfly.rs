@@ -20,7 +20,7 @@
 use veil_core::StreamRng;
 use rand::Rng;
 
-use super::{OccupancyView, PacketRoute, RoutingFunction};
+use super::{Draw, OccupancyView, PacketRoute, RoutingFunction};
 use crate::topology::dragonfly::global_link;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -121,7 +121,7 @@ impl RoutingFunction for DragonflyRouting {
         pkt.inter = ig as u32;
     }
 
-    fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute) -> (usize, usize) {
+    fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute, _rng: &mut dyn Draw) -> (usize, usize) {
         let (a, p) = (self.a, self.p);
         let dest = pkt.dest as usize;
         let dr = dest / p;

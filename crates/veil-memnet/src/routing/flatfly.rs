@@ -15,7 +15,7 @@
 use rand::Rng;
 use veil_core::StreamRng;
 
-use super::{OccupancyView, PacketRoute, RoutingFunction};
+use super::{Draw, OccupancyView, PacketRoute, RoutingFunction};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mode {
@@ -78,7 +78,7 @@ impl RoutingFunction for FlatflyRouting {
         pkt.inter = ir as u32;
     }
 
-    fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute) -> (usize, usize) {
+    fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute, _rng: &mut dyn Draw) -> (usize, usize) {
         if in_port < self.c {
             pkt.ph = 0;
         }

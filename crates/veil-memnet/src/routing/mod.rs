@@ -27,6 +27,28 @@ pub struct PacketRoute {
     pub inter: u32,
 }
 
+/// Random draws a routing function may need while routing (ties, adaptive choices).
+pub trait Draw {
+    /// Uniform integer in [0, max].
+    fn int(&mut self, max: u32) -> u32;
+}
+
+impl Draw for StreamRng {
+    fn int(&mut self, max: u32) -> u32 {
+        use rand::Rng;
+        self.gen_range(0..=max)
+    }
+}
+
+impl Draw for crate::knuth::BookSimRng {
+    fn int(&mut self, max: u32) -> u32 {
+        self.int.int(max)
+    }
+}
+
+/// Class meaning "any VC of the message class" (e.g. ejection on a torus, as BookSim2).
+pub const ANY_CLASS: usize = usize::MAX;
+
 /// Occupancy of a router's output ports (flits sent but not yet credited), for UGAL.
 pub trait OccupancyView {
     fn used(&self, router: usize, port: usize) -> u32;
@@ -39,7 +61,12 @@ pub trait RoutingFunction: Send + Sync {
     /// source router (Valiant draws its intermediate, UGAL chooses a path).
     fn at_source(&self, _r: usize, _pkt: &mut PacketRoute, _rng: &mut StreamRng, _view: &dyn OccupancyView) {}
     /// Output port and VC class for a head flit at router `r`, arrived on `in_port`.
-    fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute) -> (usize, usize);
+    fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute, rng: &mut dyn Draw) -> (usize, usize);
+    /// True when `route` may draw random numbers (their order then depends on the order in
+    /// which arriving flits are queued).
+    fn draws_while_routing(&self) -> bool {
+        false
+    }
     /// BookSim's dragonfly picks one random VC at injection instead of round-robin.
     fn random_injection_vc(&self) -> bool {
         false
@@ -67,6 +94,9 @@ impl VcMap {
 
     #[inline]
     pub fn range(&self, msg: usize, class: usize) -> (u8, u8) {
+        if class == ANY_CLASS {
+            return self.msg_range(msg);
+        }
         let idx = msg * self.route_classes + class.min(self.route_classes - 1);
         let lo = idx * self.per_class;
         (lo as u8, (lo + self.per_class - 1) as u8)

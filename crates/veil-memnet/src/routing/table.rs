@@ -6,7 +6,7 @@
 //! dependency graph is acyclic; the number of classes is the network diameter, and
 //! `router.num_vcs` must be at least that (checked, with a clear error).
 
-use super::{PacketRoute, RoutingFunction};
+use super::{Draw, PacketRoute, RoutingFunction};
 use crate::error::ConfigError;
 use crate::topology::{End, Shape, Topology};
 
@@ -75,7 +75,7 @@ impl RoutingFunction for TableRouting {
         self.diameter
     }
 
-    fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute) -> (usize, usize) {
+    fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute, _rng: &mut dyn Draw) -> (usize, usize) {
         if in_port < self.terminals {
             pkt.count = 0;
         }
