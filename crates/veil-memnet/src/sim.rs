@@ -84,6 +84,8 @@ pub struct Engine {
     /// BookSim2's global generators (rng = "booksim"); None = per-node streams.
     bs: Option<BookSimRng>,
     sort_arrivals: bool,
+    /// Credit and ejection events of this cycle, handled after injection.
+    later: Vec<Ev>,
     /// Draws routing makes inside routers when `bs` is None.
     route_stream: StreamRng,
     inj_p: f64,
@@ -171,6 +173,7 @@ impl Engine {
             bs: if cfg.rng == "booksim" { Some(BookSimRng::new(cfg.seed)) } else { None },
             route_stream: streams.named("memnet.route.network", 0),
             sort_arrivals,
+            later: Vec::new(),
             now: 0,
             phase: Phase::WarmingUp,
             drain_time: 0,
@@ -360,11 +363,11 @@ impl Engine {
         if head {
             let node = &mut self.nodes[n];
             let p = self.packets.get_mut(cur);
-            self.routing.at_source(r, &mut p.route, &mut node.route_rng, &self.routers);
             let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
                 Some(b) => b,
                 None => &mut node.route_rng,
             };
+            self.routing.at_source(r, &mut p.route, rng, &self.routers);
             let (op, class) = self.routing.route(r, port, &mut p.route, rng);
             let (lo, hi) = self.vcmap.range(msg, class);
             p.la = RouteSet { port: op as u16, vc_lo: lo, vc_hi: hi };
@@ -456,6 +459,10 @@ impl Engine {
         if self.sort_arrivals && evs.len() > 1 {
             evs.sort_unstable_by_key(|e| ((e.kind as u64) << 32) | e.idx as u64);
         }
+        // BookSim2's order inside a cycle: flits enter router input queues and the sources
+        // see their injection credits; then sources generate and inject (UGAL reads router
+        // occupancy here); then ejected flits retire and routers process their due credits.
+        let mut later = std::mem::take(&mut self.later);
         for ev in evs.drain(..) {
             match ev.kind {
                 EV_FLIT => {
@@ -463,12 +470,7 @@ impl Engine {
                     let r = self.port_router[gp] as usize;
                     self.routers.receive_flit(r, gp, ev.flit, ev.vc as usize, &self.packets);
                 }
-                EV_CREDIT => {
-                    self.credit_events -= 1;
-                    self.routers.receive_credit(ev.idx as usize, ev.vc as usize);
-                }
-                EV_EJECT => self.eject(ev.idx as usize, ev.flit, ev.vc as usize),
-                _ => {
+                EV_INJ_CREDIT => {
                     self.credit_events -= 1;
                     let i = ev.idx as usize * self.routers.v + ev.vc as usize;
                     self.node_occ[i] -= 1;
@@ -476,6 +478,7 @@ impl Engine {
                         self.node_in_use[i] = false;
                     }
                 }
+                _ => later.push(ev),
             }
         }
         self.wheel[slot] = evs;
@@ -491,6 +494,15 @@ impl Engine {
         for n in 0..self.nodes.len() {
             self.inject(n);
         }
+        for ev in later.drain(..) {
+            if ev.kind == EV_CREDIT {
+                self.credit_events -= 1;
+                self.routers.receive_credit(ev.idx as usize, ev.vc as usize);
+            } else {
+                self.eject(ev.idx as usize, ev.flit, ev.vc as usize);
+            }
+        }
+        self.later = later;
 
         self.speedup_acc += self.cfg.router.internal_speedup;
         let mut steps = 0;

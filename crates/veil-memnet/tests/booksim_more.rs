@@ -25,6 +25,12 @@ fn rows() -> Vec<(&'static str, &'static str, f64, f64, u64)> {
         ("dragonflynew k=3 (p=3, a=6, h=3, 342 nodes), min, 2 VCs x 256, speedup 2",
          r#"{"topology":{"kind":"dragonfly","p":3,"a":6,"h":3,"local_latency":10,"global_latency":100},"routing":"min","router":{"num_vcs":2,"vc_buf_size":256,"internal_speedup":2.0}}"#,
          0.30, 127.439, 12375),
+        ("dragonflynew k=2, ugal (3 VCs x 256), speedup 2",
+         r#"{"topology":{"kind":"dragonfly","p":2,"a":4,"h":2,"local_latency":10,"global_latency":100},"routing":"ugal","router":{"num_vcs":3,"vc_buf_size":256,"internal_speedup":2.0}}"#,
+         0.10, 117.035, 12417),
+        ("dragonflynew k=2, ugal (3 VCs x 256), speedup 2, higher load",
+         r#"{"topology":{"kind":"dragonfly","p":2,"a":4,"h":2,"local_latency":10,"global_latency":100},"routing":"ugal","router":{"num_vcs":3,"vc_buf_size":256,"internal_speedup":2.0}}"#,
+         0.40, 138.902, 12640),
     ]
 }
 

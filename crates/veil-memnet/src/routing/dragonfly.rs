@@ -13,15 +13,21 @@
 //! class has a cycle and classes only increase. (A random intermediate *router* would allow
 //! two local hops in one group and class, which can deadlock.)
 //!
-//! ugal (UGAL-L): at the source router compare, for the minimal and for one random Valiant
-//! path, (occupancy of the first output port) x (hops); take the smaller (ties: minimal).
-//! Same 3 classes as Valiant.
-
-use veil_core::StreamRng;
-use rand::Rng;
+//! ugal (UGAL-L, BookSim2's `ugal_dragonflynew`): at the source router draw a random
+//! intermediate node; go minimally (phase 1) if the destination is in the source group (phase
+//! 2), if the intermediate is, or if occupancy(minimal output) <= 2 x occupancy(Valiant output)
+//! + 30; otherwise route to the intermediate *router* first (phase 0), then minimally (phase
+//! 1), and phase 2 from the second global hop on. VC = phase (3 classes). Class 0 is local,
+//! global, then at most one local hop in the intermediate group, after which the packet is in
+//! class 1; class 1 is at most one local hop then a global hop into class 2; class 2 is at most
+//! one local hop. No class has a local -> global -> local -> global chain, and classes only
+//! increase, so the dependency graph is acyclic.
 
 use super::{Draw, OccupancyView, PacketRoute, RoutingFunction};
 use crate::topology::dragonfly::global_link;
+
+/// BookSim2's bias of UGAL towards minimal routing (flits).
+const UGAL_THRESHOLD: i64 = 30;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mode {
@@ -65,16 +71,6 @@ impl DragonflyRouting {
         (p + if ti < i { ti } else { ti - 1 }, false)
     }
 
-    /// Hops (router to router) of the minimal path r -> group/router target.
-    fn min_hops(&self, r: usize, dr: usize, sel: usize) -> u32 {
-        let a = self.a;
-        if r / a == dr / a {
-            return (r != dr) as u32;
-        }
-        let q = global_link(a, self.h, self.g, self.lpp, r / a, dr / a, sel % self.lpp);
-        let owner = (r / a) * a + q / self.h;
-        (owner != r) as u32 + 1 + 1
-    }
 }
 
 impl RoutingFunction for DragonflyRouting {
@@ -86,39 +82,54 @@ impl RoutingFunction for DragonflyRouting {
     }
 
     fn random_injection_vc(&self) -> bool {
-        self.mode == Mode::Min
+        self.mode != Mode::Valiant
     }
 
-    fn at_source(&self, r: usize, pkt: &mut PacketRoute, rng: &mut StreamRng, view: &dyn OccupancyView) {
+    fn at_source(&self, r: usize, pkt: &mut PacketRoute, rng: &mut dyn Draw, view: &dyn OccupancyView) {
         pkt.inter = u32::MAX;
-        if self.mode == Mode::Min || self.g < 3 {
-            return;
-        }
+        pkt.ph = 0;
+        pkt.count = 0;
         let (a, p) = (self.a, self.p);
         let sg = r / a;
         let dr = pkt.dest as usize / p;
         let dg = dr / a;
-        let mut ig = rng.gen_range(0..self.g - 1);
-        if ig >= sg {
-            ig += 1;
-        }
-        if ig == dg || sg == dg {
-            return;
-        }
-        if self.mode == Mode::Ugal {
-            let sel = pkt.src as usize + pkt.dest as usize;
-            let (pm, _) = self.port_to_router(r, dr, sel);
-            let (pn, _) = self.port_to_router(r, ig * a, sel);
-            let hm = self.min_hops(r, dr, sel);
-            // Valiant: to the intermediate group's entry router, then on to the destination.
-            let hn = self.min_hops(r, ig * a, sel) + 3;
-            let qm = view.used(r, pm) as u64 * hm as u64;
-            let qn = view.used(r, pn) as u64 * hn as u64;
-            if qm <= qn {
-                return;
+        match self.mode {
+            Mode::Min => {}
+            Mode::Valiant => {
+                if self.g < 3 || sg == dg {
+                    return;
+                }
+                let mut ig = rng.int((self.g - 2) as u32) as usize;
+                if ig >= sg {
+                    ig += 1;
+                }
+                if ig != dg {
+                    pkt.inter = ig as u32;
+                }
+            }
+            Mode::Ugal => {
+                // BookSim2's ugal_dragonflynew: phase 2 = minimal inside the group; otherwise a
+                // random intermediate node; phase 1 (minimal) unless the minimal output's queue
+                // exceeds twice the Valiant output's plus a bias of 30 flits, else phase 0.
+                if sg == dg {
+                    pkt.ph = 2;
+                    return;
+                }
+                let intm = rng.int((self.g * a * p - 1) as u32) as usize;
+                pkt.inter = intm as u32;
+                let ir = intm / p;
+                if ir / a == sg {
+                    pkt.ph = 1;
+                    return;
+                }
+                let sel = pkt.src as usize + pkt.dest as usize;
+                let (pm, _) = self.port_to_router(r, dr, sel);
+                let (pn, _) = self.port_to_router(r, ir, sel);
+                let qm = view.used(r, pm) as i64;
+                let qn = view.used(r, pn) as i64;
+                pkt.ph = if qm <= 2 * qn + UGAL_THRESHOLD { 1 } else { 0 };
             }
         }
-        pkt.inter = ig as u32;
     }
 
     fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute, _rng: &mut dyn Draw) -> (usize, usize) {
@@ -137,6 +148,21 @@ impl RoutingFunction for DragonflyRouting {
             let (port, global) = self.port_to_router(r, dr, sel);
             if global {
                 pkt.ph = 1;
+            }
+            return (port, pkt.ph as usize);
+        }
+        if self.mode == Mode::Ugal {
+            if pkt.ph == 0 && r == pkt.inter as usize / p {
+                pkt.ph = 1;
+            }
+            let target = if pkt.ph == 0 { pkt.inter as usize / p } else { dr };
+            if r == target {
+                debug_assert!(r == dr);
+                return (dest % p, pkt.ph as usize);
+            }
+            let (port, global) = self.port_to_router(r, target, sel);
+            if pkt.ph == 1 && global {
+                pkt.ph = 2;
             }
             return (port, pkt.ph as usize);
         }

@@ -12,9 +12,6 @@
 //! (Valiant hops) is smaller than (occupancy of the minimal first port) x (minimal hops);
 //! same 2 classes.
 
-use rand::Rng;
-use veil_core::StreamRng;
-
 use super::{Draw, OccupancyView, PacketRoute, RoutingFunction};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,13 +55,13 @@ impl RoutingFunction for FlatflyRouting {
         if self.mode == Mode::Min { 1 } else { 2 }
     }
 
-    fn at_source(&self, r: usize, pkt: &mut PacketRoute, rng: &mut StreamRng, view: &dyn OccupancyView) {
+    fn at_source(&self, r: usize, pkt: &mut PacketRoute, rng: &mut dyn Draw, view: &dyn OccupancyView) {
         pkt.inter = u32::MAX;
         if self.mode == Mode::Min {
             return;
         }
         let dr = pkt.dest as usize / self.c;
-        let ir = rng.gen_range(0..self.k * self.k);
+        let ir = rng.int((self.k * self.k - 1) as u32) as usize;
         if ir == r || ir == dr || r == dr {
             return;
         }

@@ -59,7 +59,7 @@ pub trait RoutingFunction: Send + Sync {
     fn classes(&self) -> usize;
     /// Called once per packet when its head enters the network, with the state of the
     /// source router (Valiant draws its intermediate, UGAL chooses a path).
-    fn at_source(&self, _r: usize, _pkt: &mut PacketRoute, _rng: &mut StreamRng, _view: &dyn OccupancyView) {}
+    fn at_source(&self, _r: usize, _pkt: &mut PacketRoute, _rng: &mut dyn Draw, _view: &dyn OccupancyView) {}
     /// Output port and VC class for a head flit at router `r`, arrived on `in_port`.
     fn route(&self, r: usize, in_port: usize, pkt: &mut PacketRoute, rng: &mut dyn Draw) -> (usize, usize);
     /// True when `route` may draw random numbers (their order then depends on the order in
