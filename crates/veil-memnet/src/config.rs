@@ -232,6 +232,8 @@ pub struct SimConfig {
     pub seed: u64,
     /// Keep the latency histogram buckets in the result.
     pub histogram: bool,
+    /// Report every channel's utilisation (`channels` in the result).
+    pub channel_detail: bool,
     /// Separate VC classes as the routing function's deadlock-freedom argument needs. Off:
     /// every VC is usable on every hop (to demonstrate deadlock; the watchdog reports it).
     pub vc_classes: bool,
@@ -251,6 +253,7 @@ impl Default for SimConfig {
             sim: SimControl::default(),
             seed: 1,
             histogram: false,
+            channel_detail: false,
             vc_classes: true,
             rng: "streams".into(),
         }

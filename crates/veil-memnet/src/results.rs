@@ -18,6 +18,16 @@ impl ChannelUse {
     }
 }
 
+/// Utilisation of one channel (with `channel_detail`): injection channels are numbered by
+/// node, all others by (router, output port).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ChannelStat {
+    pub kind: String,
+    pub router_or_node: u32,
+    pub port: u16,
+    pub flits_per_cycle: f64,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SimResult {
     /// The run hit the latency threshold (or never converged / drained): the offered load is
@@ -45,6 +55,8 @@ pub struct SimResult {
     /// Router-to-router channels (all of them on mesh/torus/flatfly; local ones on dragonfly).
     pub network_channels: ChannelUse,
     pub global_channels: ChannelUse,
+    /// Every channel's utilisation, when `channel_detail` is set.
+    pub channels: Vec<ChannelStat>,
     /// Batch mode: cycles until the last packet was delivered.
     pub batch_cycles: Option<u64>,
     pub cycles_simulated: u64,

@@ -17,7 +17,7 @@ use crate::config::SimConfig;
 use crate::error::{ConfigError, SimError};
 use crate::knuth::BookSimRng;
 use crate::packet::{Flit, Packet, PacketSlab, RouteSet};
-use crate::results::{ChannelUse, SimResult};
+use crate::results::{ChannelStat, ChannelUse, SimResult};
 use crate::router::{Ctx, Routers};
 use crate::routing::{self, OccupancyView, PacketRoute, RoutingFunction, VcMap};
 use crate::topology::{ChannelClass, End, Topology};
@@ -827,17 +827,36 @@ impl Engine {
         let mut ej = ChannelUse::default();
         let mut local = ChannelUse::default();
         let mut global = ChannelUse::default();
+        let detail = self.cfg.channel_detail;
+        let mut channels = Vec::new();
         for n in 0..self.topo.nodes {
-            inj.add(self.inj_flits[n] as f64 / dt);
+            let u = self.inj_flits[n] as f64 / dt;
+            inj.add(u);
+            if detail {
+                let port = self.topo.attach[n].1;
+                channels.push(ChannelStat { kind: "injection".into(), router_or_node: n as u32, port, flits_per_cycle: u });
+            }
         }
         for r in 0..self.topo.routers {
             for (p, l) in self.topo.out[r].iter().enumerate() {
                 let u = self.chan_flits[self.routers.base[r] + p] as f64 / dt;
-                match (l.to, l.class) {
-                    (End::None, _) => {}
-                    (_, ChannelClass::Ejection) => ej.add(u),
-                    (_, ChannelClass::Global) => global.add(u),
-                    _ => local.add(u),
+                let kind = match (l.to, l.class) {
+                    (End::None, _) => continue,
+                    (_, ChannelClass::Ejection) => {
+                        ej.add(u);
+                        "ejection"
+                    }
+                    (_, ChannelClass::Global) => {
+                        global.add(u);
+                        "global"
+                    }
+                    _ => {
+                        local.add(u);
+                        "local"
+                    }
+                };
+                if detail {
+                    channels.push(ChannelStat { kind: kind.into(), router_or_node: r as u32, port: p as u16, flits_per_cycle: u });
                 }
             }
         }
@@ -860,6 +879,7 @@ impl Engine {
             ejection_channels: ej,
             network_channels: local,
             global_channels: global,
+            channels,
             batch_cycles: if self.cfg.traffic.injection == "batch" { Some(self.batch_done_time) } else { None },
             cycles_simulated: self.now,
             wall_seconds: 0.0,

@@ -66,6 +66,18 @@ fn accepted_equals_offered_below_saturation() {
         // Each packet crosses (hops - 1) network channels: total network flits per cycle.
         let per_chan = rate * 64.0 * (r.avg_hops - 1.0) / r.network_channels.count as f64;
         assert!((r.network_channels.mean - per_chan).abs() / per_chan < 0.05);
+        assert!(r.channels.is_empty());
+    }
+    // Per-channel detail: every channel once, and the same totals.
+    let mut c = quick(SimConfig::booksim_mesh8x8(0.2));
+    c.channel_detail = true;
+    let r = simulate(&c).unwrap();
+    assert_eq!(r.channels.len(), 64 + 64 + 224);
+    for (kind, agg) in [("injection", &r.injection_channels), ("ejection", &r.ejection_channels), ("local", &r.network_channels)] {
+        let v: Vec<f64> = r.channels.iter().filter(|ch| ch.kind == kind).map(|ch| ch.flits_per_cycle).collect();
+        assert_eq!(v.len(), agg.count);
+        assert!((v.iter().sum::<f64>() / v.len() as f64 - agg.mean).abs() < 1e-9);
+        assert_eq!(v.iter().cloned().fold(0.0, f64::max), agg.max);
     }
 }
 

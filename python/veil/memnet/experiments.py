@@ -72,6 +72,7 @@ class LatencyLoadConfig(ExperimentConfig):
     watchdog_cycles: int = Field(20000, ge=1, description="deadlock watchdog: cycles without movement")
     max_packet_age: int = Field(0, ge=0, description="livelock watchdog: oldest packet allowed (0 = off)")
     histogram: bool = Field(False, description="include the latency histogram in the result")
+    channel_detail: bool = Field(False, description="include every channel's utilisation in the result")
     rng: Literal["streams", "booksim"] = Field(
         "streams", description="random numbers: per-node streams, or BookSim2's generators in its draw order "
                                "(with the booksim settings a run equals BookSim2's run with the same seed)")
@@ -119,6 +120,7 @@ def to_sim_config(cfg: LatencyLoadConfig) -> dict:
         },
         "seed": cfg.seed,
         "histogram": cfg.histogram,
+        "channel_detail": cfg.channel_detail,
         "vc_classes": cfg.vc_classes,
         "rng": cfg.rng,
     }
