@@ -4,11 +4,32 @@
 
 use crate::routing::PacketRoute;
 
+/// A flit: its packet's slab index with head and tail bits, packed in 32 bits so that the
+/// input buffers (the largest arrays of a deep-buffered network) stay small.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Flit {
-    pub pkt: u32,
-    pub head: bool,
-    pub tail: bool,
+pub struct Flit(u32);
+
+impl Flit {
+    const HEAD: u32 = 1 << 31;
+    const TAIL: u32 = 1 << 30;
+
+    #[inline]
+    pub fn new(pkt: u32, head: bool, tail: bool) -> Self {
+        debug_assert!(pkt < Self::TAIL, "packet index overflow");
+        Flit(pkt | if head { Self::HEAD } else { 0 } | if tail { Self::TAIL } else { 0 })
+    }
+    #[inline]
+    pub fn pkt(self) -> u32 {
+        self.0 & (Self::TAIL - 1)
+    }
+    #[inline]
+    pub fn head(self) -> bool {
+        self.0 & Self::HEAD != 0
+    }
+    #[inline]
+    pub fn tail(self) -> bool {
+        self.0 & Self::TAIL != 0
+    }
 }
 
 /// A route set: one output port and a VC range there.

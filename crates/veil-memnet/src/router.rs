@@ -211,7 +211,7 @@ impl Routers {
         let input = (gp - self.base[r]) as u16;
         match self.state[ivc] {
             IDLE => {
-                debug_assert!(flit.head);
+                debug_assert!(flit.head());
                 self.start_head(r, ivc, input, vc as u8, flit, packets);
             }
             ACTIVE if len == 0 => {
@@ -226,7 +226,7 @@ impl Routers {
             self.state[ivc] = ROUTING;
             self.route_q[r].push_back(Entry { time: -1, input, vc, res: -1 });
         } else {
-            self.route[ivc] = packets.get(flit.pkt).la;
+            self.route[ivc] = packets.get(flit.pkt()).la;
             self.state[ivc] = VC_ALLOC;
             self.vc_q[r].push_back(Entry { time: -1, input, vc, res: -1 });
         }
@@ -488,7 +488,7 @@ impl Routers {
                 self.route_q[r].pop_front();
                 let ivc = (base + e.input as usize) * v + e.vc as usize;
                 let f = self.front(ivc);
-                let p = ctx.packets.get_mut(f.pkt);
+                let p = ctx.packets.get_mut(f.pkt());
                 let (port, class) = ctx.routing.route(r, e.input as usize, &mut p.route, ctx.rng);
                 let (lo, hi) = ctx.vcmap.range(p.msg as usize, class);
                 self.route[ivc] = RouteSet { port: port as u16, vc_lo: lo, vc_hi: hi };
@@ -539,16 +539,16 @@ impl Routers {
             // An empty ring restarts at slot 0: deep buffers then touch only the few cache
             // lines they actually use instead of cycling through all of their memory.
             self.q_head[ivc] = if self.q_len[ivc] == 0 { 0 } else { wrap(self.q_head[ivc] as usize + 1, self.buf) as u16 };
-            if f.head {
-                ctx.packets.get_mut(f.pkt).hops += 1;
+            if f.head() {
+                ctx.packets.get_mut(f.pkt()).hops += 1;
                 if self.routing_delay == 0 {
-                    self.lookahead(ctx, r, out, f.pkt);
+                    self.lookahead(ctx, r, out, f.pkt());
                 }
             }
             let ovc = (base + out) * v + ov as usize;
             self.ovc_occ[ovc] += 1;
             self.out_used[base + out] += 1;
-            if f.tail {
+            if f.tail() {
                 self.ovc_tail_sent[ovc] = true;
                 if !self.wait_for_tail_credit {
                     self.ovc_in_use[ovc] = false;
@@ -558,10 +558,10 @@ impl Routers {
             self.cred_q[gin].push_back(e.vc);
             self.pending_out[r] += 1;
             if self.q_len[ivc] == 0 {
-                if f.tail {
+                if f.tail() {
                     self.state[ivc] = IDLE;
                 }
-            } else if f.tail {
+            } else if f.tail() {
                 let nf = self.front(ivc);
                 self.start_head(r, ivc, e.input, e.vc, nf, ctx.packets);
             } else {

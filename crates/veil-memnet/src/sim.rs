@@ -389,7 +389,7 @@ impl Engine {
         }
         let lat = self.topo.inp[r][port].1 as u64;
         let gp = self.routers.base[r] + port;
-        self.schedule(t + lat + 1, Ev { kind: EV_FLIT, vc: vc as u8, idx: gp as u32, flit: Flit { pkt: cur, head, tail } });
+        self.schedule(t + lat + 1, Ev { kind: EV_FLIT, vc: vc as u8, idx: gp as u32, flit: Flit::new(cur, head, tail) });
         self.last_progress = t;
         if self.counting() {
             self.sent_flits += 1;
@@ -419,14 +419,14 @@ impl Engine {
         self.credit_events += 1;
         self.ejected_flits += 1;
         self.last_progress = t;
-        let p = *self.packets.get(f.pkt);
+        let p = *self.packets.get(f.pkt());
         self.inflight_flits -= 1;
         self.inflight_ctime_sum -= p.ctime as u128;
         if p.record {
             self.measured_inflight -= 1;
         }
-        self.packets.get_mut(f.pkt).remaining -= 1;
-        if f.tail {
+        self.packets.get_mut(f.pkt()).remaining -= 1;
+        if f.tail() {
             debug_assert_eq!(p.remaining, 1);
             if p.route.dest != n as u32 {
                 self.misrouted += 1;
@@ -444,7 +444,7 @@ impl Engine {
                 self.nodes[p.route.src as usize].outstanding -= 1;
             }
             self.retired_packets += 1;
-            self.packets.free(f.pkt);
+            self.packets.free(f.pkt());
         }
     }
 
