@@ -4,10 +4,12 @@
 use pyo3::prelude::*;
 
 mod crypto;
+mod memnet;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     crypto::register(m)?;
+    memnet::register(m)?;
     Ok(())
 }
