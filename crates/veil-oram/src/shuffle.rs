@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-/// Block operations done so far (a block read+opened, or sealed+written, counts one); the
+/// Work done so far, in units of about one block copy (see `total_ops`); the
 /// access component paces itself against it so that every access carries an equal share.
 pub struct Progress {
     done: Mutex<u64>,
@@ -67,9 +67,13 @@ pub struct ShuffleJob {
 /// Stage contexts (nonce suffixes) of the copy each stage writes; a finished epoch uses 3.
 pub const EPOCH_CTX: u32 = 3;
 
-/// Total block operations one shuffle performs: 3 stages x (read + write) x M slots.
+/// Progress units: a slot's read + open + seal weighs about three copies, its write one.
+const READ_UNITS: u64 = 3;
+const WRITE_UNITS: u64 = 1;
+
+/// Total progress units one shuffle reports: 3 stages x M slots x (read side + write side).
 pub fn total_ops(slots: u64) -> u64 {
-    6 * slots
+    3 * slots * (READ_UNITS + WRITE_UNITS)
 }
 
 pub fn run(
@@ -110,7 +114,11 @@ pub fn run(
                 bufs.par_iter_mut().zip(group.par_iter()).try_for_each(|(b, &p)| {
                     storage.read(Actor::Shuffle, read_region, p, b)?;
                     read_key.open_slot(slot_nonce(p, read_ctx), b, read_region, p)?;
-                    progress.add(1);
+                    // Seal for the destination at once, while the block is still in cache;
+                    // the nonce names the destination slot, which the route already fixes.
+                    let to = job.route.stages[stage][p as usize] as u64;
+                    key.seal_slot(slot_nonce(to, ctx), b);
+                    progress.add(READ_UNITS);
                     Ok::<(), OramError>(())
                 })
             })?;
@@ -123,10 +131,9 @@ pub fn run(
             }
             bufs.swap_with_slice(&mut staged[..group.len()]);
             pool.install(|| {
-                bufs.par_iter_mut().zip(group.par_iter()).try_for_each(|(b, &to)| {
-                    key.seal_slot(slot_nonce(to, ctx), b);
+                bufs.par_iter().zip(group.par_iter()).try_for_each(|(b, &to)| {
                     storage.write(Actor::Shuffle, job.dst_region, to, b)?;
-                    progress.add(1);
+                    progress.add(WRITE_UNITS);
                     Ok::<(), OramError>(())
                 })
             })?;
