@@ -14,3 +14,6 @@ pub mod data;
 pub mod pathoram;
 pub mod plain;
 pub mod measure;
+pub mod service;
+/// Re-exported so the bindings can serialise results without a dependency line of their own.
+pub use serde_json;

@@ -115,6 +115,7 @@ struct Inner {
     rng: StdRng,
     pending: Option<Pending>,
     slot: Vec<u8>,
+    shuffles_started: u64,
 }
 
 pub struct ProOram {
@@ -127,7 +128,21 @@ pub struct ProOram {
     shuffle_done: Arc<AtomicBool>,
     abort: Arc<AtomicBool>,
     shuffle_secs: Arc<Mutex<Vec<f64>>>,
+    failpoint: Option<String>,
     inner: Mutex<Inner>,
+}
+
+/// Crash-test hook: `VEIL_ORAM_FAILPOINT=<name>` aborts the process (no cleanup, as kill -9)
+/// at that point: `handover-before-state`, `handover-after-state`, `shuffle-stage2`.
+fn failpoint() -> Option<String> {
+    std::env::var("VEIL_ORAM_FAILPOINT").ok().filter(|s| !s.is_empty())
+}
+
+fn crash_if(fp: &Option<String>, here: &str) {
+    if fp.as_deref() == Some(here) {
+        eprintln!("veil-oram: failpoint {here}: aborting");
+        std::process::abort();
+    }
 }
 
 /// The slots each region needs for N blocks.
@@ -241,6 +256,7 @@ impl ProOram {
             shuffle_done: Arc::new(AtomicBool::new(false)),
             abort: Arc::new(AtomicBool::new(false)),
             shuffle_secs: Arc::new(Mutex::new(Vec::new())),
+            failpoint: failpoint(),
             inner: Mutex::new(Inner {
                 epoch,
                 cache: HashMap::new(),
@@ -249,6 +265,7 @@ impl ProOram {
                 rng,
                 pending: None,
                 slot,
+                shuffles_started: 0,
             }),
         };
         {
@@ -357,6 +374,9 @@ impl ProOram {
         let secs = self.shuffle_secs.clone();
         self.progress.reset();
         done.store(false, Ordering::SeqCst);
+        g.shuffles_started += 1;
+        // not the recovery shuffle run by `open`: crash while an epoch is being served
+        let crash_mid = self.failpoint.as_deref() == Some("shuffle-stage2") && g.shuffles_started >= 2;
         let handle = std::thread::spawn(move || {
             let t0 = std::time::Instant::now();
             let job = ShuffleJob {
@@ -367,7 +387,8 @@ impl ProOram {
                 stage_keys: keys,
                 route: clos::route(rows, cols, &dest),
             };
-            let r = shuffle::run(&*storage, &job, &pool, &progress, &abort);
+            let crash_at = if crash_mid { Some(shuffle::total_ops(job.route.rows as u64 * job.route.cols as u64) / 2) } else { None };
+            let r = shuffle::run(&*storage, &job, &pool, &progress, &abort, crash_at);
             if r.is_ok() {
                 secs.lock().unwrap().push(t0.elapsed().as_secs_f64());
             }
@@ -383,6 +404,11 @@ impl ProOram {
     fn hand_over(&self, g: &mut Inner) -> Result<()> {
         let p = g.pending.take().ok_or_else(|| OramError::Io("no shuffle under way".into()))?;
         p.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
+        // only hand-overs after the first (recovery) one count as crash points
+        let armed = g.epoch.number > 0 && g.used > 0;
+        if armed {
+            crash_if(&self.failpoint, "handover-before-state");
+        }
         let st = SealedState {
             version: STATE_VERSION,
             geometry: self.geom,
@@ -394,6 +420,9 @@ impl ProOram {
             pos: p.next.pos.clone(),
         };
         put_state(&*self.storage, &self.master, &st)?;
+        if armed {
+            crash_if(&self.failpoint, "handover-after-state");
+        }
         g.epoch = p.next;
         g.cache.clear();
         g.used = 0;

@@ -82,6 +82,7 @@ pub fn run(
     pool: &rayon::ThreadPool,
     progress: &Progress,
     abort: &AtomicBool,
+    crash_at: Option<u64>,
 ) -> Result<()> {
     let (r, c) = (job.route.rows, job.route.cols);
     let slot = storage.slot_size();
@@ -101,6 +102,10 @@ pub fn run(
         for g in 0..n_groups {
             if abort.load(Ordering::SeqCst) {
                 return Err(OramError::Io("shuffle aborted".into()));
+            }
+            if crash_at.is_some_and(|at| progress.get() >= at) {
+                eprintln!("veil-oram: failpoint shuffle-stage2: aborting");
+                std::process::abort();
             }
             group.clear();
             if by_columns {
