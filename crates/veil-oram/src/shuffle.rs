@@ -18,39 +18,51 @@ use crate::crypto::{slot_nonce, BlockKey};
 use crate::error::{OramError, Result};
 use crate::storage::{Actor, Storage};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Work done so far, in units of about one block copy (see `total_ops`); the
 /// access component paces itself against it so that every access carries an equal share.
 pub struct Progress {
-    done: Mutex<u64>,
+    done: AtomicU64,
+    /// What the waiting access is waiting for (u64::MAX: nobody waits), so that workers take
+    /// the lock and wake it only when it can go on.
+    want: AtomicU64,
+    lock: Mutex<()>,
     cv: Condvar,
 }
 
 impl Default for Progress {
     fn default() -> Self {
-        Self { done: Mutex::new(0), cv: Condvar::new() }
+        Self { done: AtomicU64::new(0), want: AtomicU64::new(u64::MAX), lock: Mutex::new(()), cv: Condvar::new() }
     }
 }
 
 impl Progress {
     pub fn reset(&self) {
-        *self.done.lock().unwrap() = 0;
+        self.done.store(0, Ordering::SeqCst);
     }
     pub fn add(&self, k: u64) {
-        *self.done.lock().unwrap() += k;
-        self.cv.notify_all();
+        let now = self.done.fetch_add(k, Ordering::SeqCst) + k;
+        if now >= self.want.load(Ordering::SeqCst) {
+            let _g = self.lock.lock().unwrap();
+            self.cv.notify_all();
+        }
     }
     pub fn get(&self) -> u64 {
-        *self.done.lock().unwrap()
+        self.done.load(Ordering::SeqCst)
     }
-    /// Waits until `target` operations are done or `stop` says the shuffle has ended.
+    /// Waits until `target` units are done or `stop` says the shuffle has ended.
     pub fn wait_for(&self, target: u64, stop: &AtomicBool) {
-        let mut g = self.done.lock().unwrap();
-        while *g < target && !stop.load(Ordering::SeqCst) {
-            g = self.cv.wait_timeout(g, std::time::Duration::from_millis(50)).unwrap().0;
+        if self.get() >= target || stop.load(Ordering::SeqCst) {
+            return;
         }
+        let mut g = self.lock.lock().unwrap();
+        self.want.store(target, Ordering::SeqCst);
+        while self.get() < target && !stop.load(Ordering::SeqCst) {
+            g = self.cv.wait_timeout(g, std::time::Duration::from_millis(20)).unwrap().0;
+        }
+        self.want.store(u64::MAX, Ordering::SeqCst);
     }
 }
 
