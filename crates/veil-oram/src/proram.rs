@@ -122,7 +122,7 @@ pub struct ProOram {
     storage: Arc<dyn Storage>,
     geom: Geometry,
     cfg: ProOramConfig,
-    master: BlockKey,
+    master: Arc<BlockKey>,
     pool: Arc<rayon::ThreadPool>,
     progress: Arc<Progress>,
     shuffle_done: Arc<AtomicBool>,
@@ -250,7 +250,7 @@ impl ProOram {
             storage,
             geom,
             cfg,
-            master,
+            master: Arc::new(master),
             pool,
             progress: Arc::new(Progress::default()),
             shuffle_done: Arc::new(AtomicBool::new(false)),
@@ -377,8 +377,25 @@ impl ProOram {
         g.shuffles_started += 1;
         // not the recovery shuffle run by `open`: crash while an epoch is being served
         let crash_mid = self.failpoint.as_deref() == Some("shuffle-stage2") && g.shuffles_started >= 2;
+        let crash_after_state = self.failpoint.as_deref() == Some("handover-after-state") && g.shuffles_started >= 3;
+        let state = SealedState {
+            version: STATE_VERSION,
+            geometry: self.geom,
+            block_size: self.cfg.block_size,
+            epoch: g.epoch.number,
+            region: g.epoch.region,
+            ctx: g.epoch.ctx,
+            key: g.epoch.key.raw(),
+            pos: g.epoch.pos.clone(),
+        };
+        let master = self.master.clone();
         let handle = std::thread::spawn(move || {
             let t0 = std::time::Instant::now();
+            put_state(&*storage, &master, &state)?;
+            if crash_after_state {
+                eprintln!("veil-oram: failpoint handover-after-state: aborting");
+                std::process::abort();
+            }
             let job = ShuffleJob {
                 src_region,
                 src_ctx,
@@ -399,8 +416,11 @@ impl ProOram {
         g.pending = Some(Pending { handle, next });
     }
 
-    /// Atomic epoch switch: the new copy is durable (the shuffle synced it), then one atomic
-    /// metadata write makes it current, then the next shuffle starts.
+    /// Epoch switch. The new copy is already durable (the shuffle synced it); the next
+    /// shuffle's first act is one atomic metadata write naming the new epoch, and only then does
+    /// it overwrite the old epoch's region. A crash before that write restarts from the old
+    /// epoch (its region untouched), after it from the new one; the fsyncs stay off the
+    /// request path.
     fn hand_over(&self, g: &mut Inner) -> Result<()> {
         let p = g.pending.take().ok_or_else(|| OramError::Io("no shuffle under way".into()))?;
         p.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
@@ -408,20 +428,6 @@ impl ProOram {
         let armed = g.epoch.number > 0 && g.used > 0;
         if armed {
             crash_if(&self.failpoint, "handover-before-state");
-        }
-        let st = SealedState {
-            version: STATE_VERSION,
-            geometry: self.geom,
-            block_size: self.cfg.block_size,
-            epoch: p.next.number,
-            region: p.next.region,
-            ctx: p.next.ctx,
-            key: p.next.key.raw(),
-            pos: p.next.pos.clone(),
-        };
-        put_state(&*self.storage, &self.master, &st)?;
-        if armed {
-            crash_if(&self.failpoint, "handover-after-state");
         }
         g.epoch = p.next;
         g.cache.clear();

@@ -156,5 +156,5 @@ pub fn run(
             })?;
         }
     }
-    storage.sync()
+    storage.sync_region(job.dst_region)
 }

@@ -77,6 +77,10 @@ pub trait Storage: Send + Sync {
     fn write(&self, actor: Actor, region: u32, index: u64, data: &[u8]) -> Result<()>;
     /// Makes every completed write durable.
     fn sync(&self) -> Result<()>;
+    /// Makes the completed writes to one region durable.
+    fn sync_region(&self, _region: u32) -> Result<()> {
+        self.sync()
+    }
     /// Replaces a metadata record atomically and durably (all of the new value or all of the old).
     fn put_meta(&self, name: &str, value: &[u8]) -> Result<()>;
     fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>>;
@@ -257,6 +261,12 @@ impl Storage for FileStorage {
             f.sync_data()?;
         }
         Ok(())
+    }
+    fn sync_region(&self, region: u32) -> Result<()> {
+        match self.files.get(region as usize) {
+            Some(f) => Ok(f.sync_data()?),
+            None => Err(OramError::Io(format!("no region {region}"))),
+        }
     }
     fn put_meta(&self, name: &str, value: &[u8]) -> Result<()> {
         let tmp = self.dir.join(format!(".{name}.tmp"));

@@ -28,7 +28,11 @@ class OramClient:
         self.host, self.port, self.timeout = u.hostname, u.port or 80, timeout
         self.token = token
         self.conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
-        info = self._request("POST", "/session", session=False)
+        try:
+            info = self._request("POST", "/session", session=False)
+        except BaseException:
+            self.conn.close()
+            raise
         meta = json.loads(info)
         self.sid = meta["session"]
         self.n_blocks, self.block_size = meta["n_blocks"], meta["block_size"]
@@ -79,3 +83,9 @@ class OramClient:
 
     def close(self) -> None:
         self.conn.close()
+
+    def __enter__(self) -> OramClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
