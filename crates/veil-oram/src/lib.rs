@@ -17,3 +17,4 @@ pub mod measure;
 pub mod service;
 /// Re-exported so the bindings can serialise results without a dependency line of their own.
 pub use serde_json;
+pub mod redis;

@@ -47,11 +47,13 @@ pub struct RunConfig {
     /// "uniform", "repeat" (one block again and again) or "sequential"
     #[serde(default = "d_pattern")]
     pub pattern: String,
-    /// "memory" or "file" (then `dir` is required)
+    /// "memory", "file" (then `dir` is required) or "redis" (then `redis` is host:port)
     #[serde(default = "d_backend")]
     pub backend: String,
     #[serde(default)]
     pub dir: Option<String>,
+    #[serde(default)]
+    pub redis: Option<String>,
     #[serde(default = "d_true")]
     pub pace: bool,
     /// Link bandwidth for the network share of latency, Mbit/s.
@@ -109,7 +111,12 @@ fn make_storage(cfg: &RunConfig, slot: usize, regions: &[u64]) -> Result<Arc<dyn
             let dir = cfg.dir.as_ref().ok_or_else(|| OramError::Config("backend 'file' needs dir".into()))?;
             Ok(Arc::new(FileStorage::create(std::path::Path::new(dir), slot, regions)?))
         }
-        b => Err(OramError::Config(format!("unknown backend '{b}' (memory, file)"))),
+        "redis" => {
+            let addr = cfg.redis.as_ref().ok_or_else(|| OramError::Config("backend 'redis' needs redis (host:port)".into()))?;
+            let prefix = format!("veil-oram-{}-{}", cfg.engine, cfg.seed);
+            Ok(Arc::new(crate::redis::RedisStorage::connect(addr, &prefix, slot, regions)?))
+        }
+        b => Err(OramError::Config(format!("unknown backend '{b}' (memory, file, redis)"))),
     }
 }
 

@@ -63,6 +63,10 @@ impl AccessLog {
             self.entries.lock().unwrap().push(LogEntry { actor, op, region, index });
         }
     }
+    /// For backends outside this module.
+    pub fn record_pub(&self, actor: Actor, op: Op, region: u32, index: u64, bytes: usize, t0: Instant) {
+        self.record(actor, op, region, index, bytes, t0)
+    }
     /// Takes the entries recorded so far.
     pub fn drain(&self) -> Vec<LogEntry> {
         std::mem::take(&mut *self.entries.lock().unwrap())

@@ -26,7 +26,8 @@ class AccessConfig(ExperimentConfig):
                         description="untimed requests first (-1: one PRO-ORAM epoch, 8 for the others)")
     threads: int = Field(0, ge=0, le=256, description="shuffle threads (0: one per core)")
     pattern: Literal["uniform", "repeat", "sequential"] = Field("uniform", description="request sequence")
-    backend: Literal["memory"] = Field("memory", description="untrusted storage backend for the run")
+    backend: Literal["memory", "redis"] = Field("memory", description="untrusted storage backend for the run")
+    redis: str = Field("127.0.0.1:6379", description="host:port of the Redis server (backend = redis)")
     pace: bool = Field(True, description="each request waits for its share of the shuffle (constant latency)")
     link_mbps: float = Field(7.0, ge=0, description="link bandwidth for the network share of latency (0: none)")
 
@@ -45,5 +46,6 @@ def access(cfg: AccessConfig) -> dict:
     return run({
         "engine": cfg.engine, "n_blocks": n, "block_size": b, "accesses": cfg.accesses, "warmup": warm,
         "threads": cfg.threads, "seed": cfg.seed, "pattern": cfg.pattern, "backend": cfg.backend,
+        "redis": cfg.redis if cfg.backend == "redis" else None,
         "pace": cfg.pace, "link_mbps": cfg.link_mbps, "verify": True,
     })
