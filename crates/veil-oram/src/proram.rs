@@ -16,7 +16,8 @@
 use crate::clos;
 use crate::crypto::{slot_nonce, BlockKey, KEY_LEN};
 use crate::error::{OramError, Result};
-use crate::shuffle::{self, Progress, ShuffleJob, EPOCH_CTX};
+use crate::clos::ClosRoute;
+use crate::shuffle::{self, NextStage1, Progress, ShuffleJob, Source, EPOCH_CTX};
 use crate::storage::{Actor, Storage};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -102,9 +103,21 @@ struct Epoch {
 }
 
 struct Pending {
-    handle: JoinHandle<Result<()>>,
+    handle: JoinHandle<Result<Arc<ClosRoute>>>,
     next: Epoch,
+    /// permutation and stage-1 key of the shuffle after this one
+    plan: (Vec<u32>, Arc<BlockKey>),
 }
+
+/// The next shuffle, already begun: its stage 1 sits in the work region.
+struct Plan {
+    perm: Vec<u32>,
+    k1: Arc<BlockKey>,
+    route: Arc<ClosRoute>,
+}
+
+/// Regions 0 and 1 alternate as the served epoch; region 2 is the shuffle's work area.
+const WORK_REGION: u32 = 2;
 
 struct Inner {
     epoch: Epoch,
@@ -116,6 +129,8 @@ struct Inner {
     pending: Option<Pending>,
     slot: Vec<u8>,
     shuffles_started: u64,
+    plan: Option<Plan>,
+    shuffle_total: u64,
 }
 
 pub struct ProOram {
@@ -146,9 +161,9 @@ fn crash_if(fp: &Option<String>, here: &str) {
 }
 
 /// The slots each region needs for N blocks.
-pub fn region_slots(n_blocks: u64) -> Result<[u64; 2]> {
+pub fn region_slots(n_blocks: u64) -> Result<[u64; 3]> {
     let g = Geometry::new(n_blocks)?;
-    Ok([g.slots(), g.slots()])
+    Ok([g.slots(), g.slots(), g.slots()])
 }
 
 fn rng_for(cfg: &ProOramConfig, salt: u64) -> StdRng {
@@ -266,6 +281,8 @@ impl ProOram {
                 pending: None,
                 slot,
                 shuffles_started: 0,
+                plan: None,
+                shuffle_total: 1,
             }),
         };
         {
@@ -304,7 +321,7 @@ impl ProOram {
             self.hand_over(&mut g)?;
         }
         if self.cfg.pace {
-            let total = shuffle::total_ops(self.geom.slots());
+            let total = g.shuffle_total;
             let target = ((g.used + 1) * total).div_ceil(t);
             self.progress.wait_for(target, &self.shuffle_done);
         }
@@ -347,24 +364,40 @@ impl ProOram {
 
     fn start_shuffle(&self, g: &mut Inner) {
         let m = self.geom.slots() as usize;
-        let mut perm: Vec<u32> = (0..m as u32).collect();
-        perm.shuffle(&mut g.rng);
-        let mut dest = vec![0u32; m];
-        for (item, &slot) in g.epoch.pos.iter().enumerate() {
-            dest[slot as usize] = perm[item];
-        }
-        let keys = [(); 3].map(|_| Arc::new(BlockKey::random(&mut g.rng)));
-        let next = Epoch {
-            number: g.epoch.number + 1,
-            region: 1 - g.epoch.region,
-            ctx: EPOCH_CTX,
-            key: keys[2].clone(),
-            pos: perm,
-        };
         let (rows, cols) = (self.geom.rows as usize, self.geom.cols as usize);
-        let src_region = g.epoch.region;
-        let src_ctx = g.epoch.ctx;
-        let src_key = g.epoch.key.clone();
+        // With a plan, the work region already holds this shuffle's stage 1 (written by the
+        // previous shuffle's last stage); without one (after open or a failure) run all three.
+        let (perm, k1, ready, stage1_from) = match g.plan.take() {
+            Some(p) => (p.perm, p.k1, Some(p.route), None),
+            None => {
+                let mut perm: Vec<u32> = (0..m as u32).collect();
+                perm.shuffle(&mut g.rng);
+                let k1 = Arc::new(BlockKey::random(&mut g.rng));
+                let src = Source { region: g.epoch.region, ctx: g.epoch.ctx, key: g.epoch.key.clone() };
+                (perm, k1, None, Some(src))
+            }
+        };
+        let k2 = Arc::new(BlockKey::random(&mut g.rng));
+        let k3 = Arc::new(BlockKey::random(&mut g.rng));
+        let dest: Vec<u32> = if ready.is_none() {
+            let mut d = vec![0u32; m];
+            for (item, &slot) in g.epoch.pos.iter().enumerate() {
+                d[slot as usize] = perm[item];
+            }
+            d
+        } else {
+            Vec::new()
+        };
+        // the plan for the shuffle after this one: its permutation relative to this one's output
+        let mut perm2: Vec<u32> = (0..m as u32).collect();
+        perm2.shuffle(&mut g.rng);
+        let k1n = Arc::new(BlockKey::random(&mut g.rng));
+        let mut dest2 = vec![0u32; m];
+        for (item, &slot) in perm.iter().enumerate() {
+            dest2[slot as usize] = perm2[item];
+        }
+        let next = Epoch { number: g.epoch.number + 1, region: 1 - g.epoch.region, ctx: EPOCH_CTX, key: k3.clone(), pos: perm };
+        g.shuffle_total = shuffle::total_ops(m as u64, stage1_from.is_some(), true);
         let dst_region = next.region;
         let storage = self.storage.clone();
         let pool = self.pool.clone();
@@ -376,7 +409,11 @@ impl ProOram {
         done.store(false, Ordering::SeqCst);
         g.shuffles_started += 1;
         // not the recovery shuffle run by `open`: crash while an epoch is being served
-        let crash_mid = self.failpoint.as_deref() == Some("shuffle-stage2") && g.shuffles_started >= 2;
+        let crash_at = if self.failpoint.as_deref() == Some("shuffle-stage2") && g.shuffles_started >= 2 {
+            Some(g.shuffle_total / 2)
+        } else {
+            None
+        };
         let crash_after_state = self.failpoint.as_deref() == Some("handover-after-state") && g.shuffles_started >= 3;
         let state = SealedState {
             version: STATE_VERSION,
@@ -389,6 +426,7 @@ impl ProOram {
             pos: g.epoch.pos.clone(),
         };
         let master = self.master.clone();
+        let k1n_job = k1n.clone();
         let handle = std::thread::spawn(move || {
             let t0 = std::time::Instant::now();
             put_state(&*storage, &master, &state)?;
@@ -396,24 +434,28 @@ impl ProOram {
                 eprintln!("veil-oram: failpoint handover-after-state: aborting");
                 std::process::abort();
             }
-            let job = ShuffleJob {
-                src_region,
-                src_ctx,
-                src_key,
-                dst_region,
-                stage_keys: keys,
-                route: clos::route(rows, cols, &dest),
+            let route = match ready {
+                Some(r) => r,
+                None => Arc::new(clos::route(rows, cols, &dest)),
             };
-            let crash_at = if crash_mid { Some(shuffle::total_ops(job.route.rows as u64 * job.route.cols as u64) / 2) } else { None };
+            let route2 = Arc::new(clos::route(rows, cols, &dest2));
+            let job = ShuffleJob {
+                stage1_from,
+                work_region: WORK_REGION,
+                dst_region,
+                keys: [k1, k2, k3],
+                route,
+                next: Some(NextStage1 { key: k1n_job, route: route2.clone() }),
+            };
             let r = shuffle::run(&*storage, &job, &pool, &progress, &abort, crash_at);
             if r.is_ok() {
                 secs.lock().unwrap().push(t0.elapsed().as_secs_f64());
             }
             done.store(true, Ordering::SeqCst);
             progress.add(0);
-            r
+            r.map(|_| route2)
         });
-        g.pending = Some(Pending { handle, next });
+        g.pending = Some(Pending { handle, next, plan: (perm2, k1n) });
     }
 
     /// Epoch switch. The new copy is already durable (the shuffle synced it); the next
@@ -423,13 +465,14 @@ impl ProOram {
     /// request path.
     fn hand_over(&self, g: &mut Inner) -> Result<()> {
         let p = g.pending.take().ok_or_else(|| OramError::Io("no shuffle under way".into()))?;
-        p.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
+        let route = p.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
         // only hand-overs after the first (recovery) one count as crash points
         let armed = g.epoch.number > 0 && g.used > 0;
         if armed {
             crash_if(&self.failpoint, "handover-before-state");
         }
         g.epoch = p.next;
+        g.plan = Some(Plan { perm: p.plan.0, k1: p.plan.1, route });
         g.cache.clear();
         g.used = 0;
         g.dummies_used = 0;
@@ -508,7 +551,7 @@ fn check_storage(s: &dyn Storage, g: &Geometry, block_size: usize) -> Result<()>
             s.slot_size()
         )));
     }
-    for r in 0..2 {
+    for r in 0..3 {
         if s.region_slots(r) < g.slots() {
             return Err(OramError::Config(format!("storage region {r} has {} slots, need {}", s.region_slots(r), g.slots())));
         }

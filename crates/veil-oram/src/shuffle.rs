@@ -66,26 +66,124 @@ impl Progress {
     }
 }
 
+/// Where a full shuffle's first stage reads from.
+pub struct Source {
+    pub region: u32,
+    pub ctx: u32,
+    pub key: Arc<BlockKey>,
+}
+
+/// Stage 1 of the *following* shuffle, done while this one's last stage has each row in
+/// private memory: the rows of the new epoch are exactly stage 1's groups.
+pub struct NextStage1 {
+    pub key: Arc<BlockKey>,
+    pub route: Arc<ClosRoute>,
+}
+
 pub struct ShuffleJob {
-    pub src_region: u32,
-    pub src_ctx: u32,
-    pub src_key: Arc<BlockKey>,
+    /// Some: run stage 1 from this copy. None: `work_region` already holds stage 1's output,
+    /// sealed under `keys[0]` by the previous shuffle.
+    pub stage1_from: Option<Source>,
+    pub work_region: u32,
     pub dst_region: u32,
     /// Keys of stages 1, 2 and 3; the last one is the new epoch's key.
-    pub stage_keys: [Arc<BlockKey>; 3],
-    pub route: ClosRoute,
+    pub keys: [Arc<BlockKey>; 3],
+    pub route: Arc<ClosRoute>,
+    pub next: Option<NextStage1>,
 }
 
 /// Stage contexts (nonce suffixes) of the copy each stage writes; a finished epoch uses 3.
 pub const EPOCH_CTX: u32 = 3;
 
-/// Progress units: a slot's read + open + seal weighs about three copies, its write one.
+/// Progress units: reading, opening and sealing a block weighs about three copies, a second
+/// seal (with its private copy) two more, each write one.
 const READ_UNITS: u64 = 3;
+const EXTRA_OUT_UNITS: u64 = 2;
 const WRITE_UNITS: u64 = 1;
 
-/// Total progress units one shuffle reports: 3 stages x M slots x (read side + write side).
-pub fn total_ops(slots: u64) -> u64 {
-    3 * slots * (READ_UNITS + WRITE_UNITS)
+/// Total progress units of a shuffle over `slots` slots.
+pub fn total_ops(slots: u64, with_stage1: bool, with_next: bool) -> u64 {
+    let plain = READ_UNITS + WRITE_UNITS;
+    let last = if with_next { plain + EXTRA_OUT_UNITS + WRITE_UNITS } else { plain };
+    slots * (if with_stage1 { plain } else { 0 } + plain + last)
+}
+
+struct Out<'a> {
+    region: u32,
+    key: &'a BlockKey,
+    ctx: u32,
+    /// destination slot of the block read from slot p
+    to: &'a [u32],
+}
+
+struct Buffers {
+    main: Vec<Vec<u8>>,
+    second: Vec<Vec<u8>>,
+    staged: Vec<Vec<u8>>,
+}
+
+/// One group: read every slot (fixed order), open, seal for each output's destination, then
+/// write each output's slots in the group's fixed order.
+#[allow(clippy::too_many_arguments)]
+fn pass(
+    storage: &dyn Storage,
+    pool: &rayon::ThreadPool,
+    progress: &Progress,
+    group: &[u64],
+    by_columns: bool,
+    cols: usize,
+    read: (u32, &BlockKey, u32),
+    outs: &[Out],
+    b: &mut Buffers,
+) -> Result<()> {
+    let (read_region, read_key, read_ctx) = read;
+    let n = group.len();
+    let two = outs.len() == 2;
+    let main = &mut b.main[..n];
+    let second = &mut b.second[..if two { n } else { 0 }];
+    pool.install(|| {
+        let work = |(k, buf): (usize, &mut Vec<u8>), extra: Option<&mut Vec<u8>>| -> Result<()> {
+            let p = group[k];
+            storage.read(Actor::Shuffle, read_region, p, buf)?;
+            read_key.open_slot(slot_nonce(p, read_ctx), buf, read_region, p)?;
+            if let Some(x) = extra {
+                x.copy_from_slice(buf);
+                let o = &outs[1];
+                o.key.seal_slot(slot_nonce(o.to[p as usize] as u64, o.ctx), x);
+            }
+            // Seal for the destination at once, while the block is still in cache; the
+            // nonce names the destination slot, which the route already fixes.
+            let o = &outs[0];
+            o.key.seal_slot(slot_nonce(o.to[p as usize] as u64, o.ctx), buf);
+            progress.add(READ_UNITS + if two { EXTRA_OUT_UNITS } else { 0 });
+            Ok(())
+        };
+        if two {
+            main.par_iter_mut().enumerate().zip(second.par_iter_mut()).try_for_each(|(kb, x)| work(kb, Some(x)))
+        } else {
+            main.par_iter_mut().enumerate().try_for_each(|kb| work(kb, None))
+        }
+    })?;
+    for (oi, o) in outs.iter().enumerate() {
+        let bufs: &mut [Vec<u8>] = if oi == 0 { &mut *main } else { &mut *second };
+        // Put each block at the index of its target slot, so that slots are written in the
+        // group's fixed order (the order of writes must not depend on the route).
+        for k in 0..n {
+            let to = o.to[group[k] as usize] as usize;
+            let at = if by_columns { to / cols } else { to % cols };
+            b.staged[at] = std::mem::take(&mut bufs[k]);
+        }
+        bufs.swap_with_slice(&mut b.staged[..n]);
+        let bufs = &*bufs;
+        pool.install(|| {
+            bufs.par_iter().zip(group.par_iter()).try_for_each(|(buf, &slot)| {
+                storage.write(Actor::Shuffle, o.region, slot, buf)?;
+                progress.add(WRITE_UNITS);
+                Ok::<(), OramError>(())
+            })
+        })?;
+    }
+    Ok(())
 }
 
 pub fn run(
@@ -98,20 +196,35 @@ pub fn run(
 ) -> Result<()> {
     let (r, c) = (job.route.rows, job.route.cols);
     let slot = storage.slot_size();
-    let mut bufs: Vec<Vec<u8>> = (0..r.max(c)).map(|_| vec![0u8; slot]).collect();
-    let mut staged: Vec<Vec<u8>> = vec![Vec::new(); r.max(c)];
-    let mut group: Vec<u64> = Vec::with_capacity(r.max(c));
+    let g = r.max(c);
+    let mut b = Buffers {
+        main: (0..g).map(|_| vec![0u8; slot]).collect(),
+        second: if job.next.is_some() { (0..g).map(|_| vec![0u8; slot]).collect() } else { Vec::new() },
+        staged: vec![Vec::new(); g],
+    };
+    let st = &job.route.stages;
+    // stage 3 with the next shuffle's stage 1: the block bound for slot q of the new epoch
+    // also goes to slot next.s1[q] of the work region
+    let composed: Option<Vec<u32>> =
+        job.next.as_ref().map(|n| st[2].iter().map(|&q| n.route.stages[0][q as usize]).collect());
+    let mut group: Vec<u64> = Vec::with_capacity(g);
     for stage in 0..3usize {
-        let (read_region, read_key, read_ctx) = if stage == 0 {
-            (job.src_region, &job.src_key, job.src_ctx)
-        } else {
-            (job.dst_region, &job.stage_keys[stage - 1], stage as u32)
+        let read = match (stage, &job.stage1_from) {
+            (0, Some(src)) => (src.region, &*src.key, src.ctx),
+            (0, None) => continue,
+            _ => (job.work_region, &*job.keys[stage - 1], stage as u32),
         };
-        let key = &job.stage_keys[stage];
-        let ctx = stage as u32 + 1;
+        let mut outs = vec![Out {
+            region: if stage == 2 { job.dst_region } else { job.work_region },
+            key: &job.keys[stage],
+            ctx: stage as u32 + 1,
+            to: &st[stage],
+        }];
+        if let (2, Some(n), Some(comp)) = (stage, &job.next, &composed) {
+            outs.push(Out { region: job.work_region, key: &n.key, ctx: 1, to: comp });
+        }
         let by_columns = stage == 1;
-        let n_groups = if by_columns { c } else { r };
-        for g in 0..n_groups {
+        for gi in 0..if by_columns { c } else { r } {
             if abort.load(Ordering::SeqCst) {
                 return Err(OramError::Io("shuffle aborted".into()));
             }
@@ -121,39 +234,11 @@ pub fn run(
             }
             group.clear();
             if by_columns {
-                group.extend((0..r).map(|k| (k * c + g) as u64));
+                group.extend((0..r).map(|k| (k * c + gi) as u64));
             } else {
-                group.extend((0..c).map(|k| (g * c + k) as u64));
+                group.extend((0..c).map(|k| (gi * c + k) as u64));
             }
-            let bufs = &mut bufs[..group.len()];
-            let group = &group;
-            pool.install(|| {
-                bufs.par_iter_mut().zip(group.par_iter()).try_for_each(|(b, &p)| {
-                    storage.read(Actor::Shuffle, read_region, p, b)?;
-                    read_key.open_slot(slot_nonce(p, read_ctx), b, read_region, p)?;
-                    // Seal for the destination at once, while the block is still in cache;
-                    // the nonce names the destination slot, which the route already fixes.
-                    let to = job.route.stages[stage][p as usize] as u64;
-                    key.seal_slot(slot_nonce(to, ctx), b);
-                    progress.add(READ_UNITS);
-                    Ok::<(), OramError>(())
-                })
-            })?;
-            // Put each block at the index of its target slot, so that slots are written in
-            // the group's fixed order (the order of writes must not depend on the route).
-            for k in 0..group.len() {
-                let to = job.route.stages[stage][group[k] as usize] as usize;
-                let at = if by_columns { to / c } else { to % c };
-                staged[at] = std::mem::take(&mut bufs[k]);
-            }
-            bufs.swap_with_slice(&mut staged[..group.len()]);
-            pool.install(|| {
-                bufs.par_iter().zip(group.par_iter()).try_for_each(|(b, &to)| {
-                    storage.write(Actor::Shuffle, job.dst_region, to, b)?;
-                    progress.add(WRITE_UNITS);
-                    Ok::<(), OramError>(())
-                })
-            })?;
+            pass(storage, pool, progress, &group, by_columns, c, read, &outs, &mut b)?;
         }
     }
     storage.sync_region(job.dst_region)
