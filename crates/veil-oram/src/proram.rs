@@ -144,6 +144,7 @@ pub struct ProOram {
     abort: Arc<AtomicBool>,
     shuffle_secs: Arc<Mutex<Vec<f64>>>,
     failpoint: Option<String>,
+    buffers: Arc<Mutex<shuffle::Buffers>>,
     inner: Mutex<Inner>,
 }
 
@@ -272,6 +273,7 @@ impl ProOram {
             abort: Arc::new(AtomicBool::new(false)),
             shuffle_secs: Arc::new(Mutex::new(Vec::new())),
             failpoint: failpoint(),
+            buffers: Arc::new(Mutex::new(shuffle::Buffers::default())),
             inner: Mutex::new(Inner {
                 epoch,
                 cache: HashMap::new(),
@@ -427,6 +429,7 @@ impl ProOram {
         };
         let master = self.master.clone();
         let k1n_job = k1n.clone();
+        let buffers = self.buffers.clone();
         let handle = std::thread::spawn(move || {
             let t0 = std::time::Instant::now();
             put_state(&*storage, &master, &state)?;
@@ -447,7 +450,7 @@ impl ProOram {
                 route,
                 next: Some(NextStage1 { key: k1n_job, route: route2.clone() }),
             };
-            let r = shuffle::run(&*storage, &job, &pool, &progress, &abort, crash_at);
+            let r = shuffle::run(&*storage, &job, &pool, &progress, &abort, crash_at, &mut buffers.lock().unwrap_or_else(|e| e.into_inner()));
             if r.is_ok() {
                 secs.lock().unwrap().push(t0.elapsed().as_secs_f64());
             }

@@ -116,10 +116,29 @@ struct Out<'a> {
     to: &'a [u32],
 }
 
-struct Buffers {
+/// The shuffle's private memory: two groups of slots. Kept across shuffles, so that a new
+/// epoch does not start by faulting in and zeroing tens of megabytes.
+#[derive(Default)]
+pub struct Buffers {
     main: Vec<Vec<u8>>,
     second: Vec<Vec<u8>>,
     staged: Vec<Vec<u8>>,
+}
+
+impl Buffers {
+    fn fit(&mut self, groups: usize, slot: usize, two: bool) {
+        let size = |v: &mut Vec<Vec<u8>>, n: usize| {
+            v.resize_with(n, Vec::new);
+            for b in v.iter_mut() {
+                b.resize(slot, 0);
+            }
+        };
+        size(&mut self.main, groups);
+        if two {
+            size(&mut self.second, groups);
+        }
+        self.staged.resize_with(groups, Vec::new);
+    }
 }
 
 /// One group: read every slot (fixed order), open, seal for each output's destination, then
@@ -193,15 +212,11 @@ pub fn run(
     progress: &Progress,
     abort: &AtomicBool,
     crash_at: Option<u64>,
+    b: &mut Buffers,
 ) -> Result<()> {
     let (r, c) = (job.route.rows, job.route.cols);
-    let slot = storage.slot_size();
     let g = r.max(c);
-    let mut b = Buffers {
-        main: (0..g).map(|_| vec![0u8; slot]).collect(),
-        second: if job.next.is_some() { (0..g).map(|_| vec![0u8; slot]).collect() } else { Vec::new() },
-        staged: vec![Vec::new(); g],
-    };
+    b.fit(g, storage.slot_size(), job.next.is_some());
     let st = &job.route.stages;
     // stage 3 with the next shuffle's stage 1: the block bound for slot q of the new epoch
     // also goes to slot next.s1[q] of the work region
@@ -238,7 +253,7 @@ pub fn run(
             } else {
                 group.extend((0..c).map(|k| (gi * c + k) as u64));
             }
-            pass(storage, pool, progress, &group, by_columns, c, read, &outs, &mut b)?;
+            pass(storage, pool, progress, &group, by_columns, c, read, &outs, b)?;
         }
     }
     storage.sync_region(job.dst_region)
