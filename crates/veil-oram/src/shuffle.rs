@@ -8,8 +8,9 @@
 //! storage trace is therefore identical for every permutation and every request sequence:
 //! every slot is read once and written once per stage, in an order fixed by (r, c) alone.
 //! There are no dummies and no failure probability (unlike the Melbourne shuffle, which pads
-//! bins with dummies and aborts on overflow), so each real block costs exactly three
-//! decrypt+encrypt passes.
+//! bins with dummies and aborts on overflow). Stage 3 also performs the next shuffle's stage 1
+//! (see `NextStage1`), so in steady state a slot costs 2 reads, 2 decryptions, 3 encryptions
+//! and 3 writes per epoch.
 //!
 //! Blocks of a group are processed in parallel on the shuffle's thread pool.
 
