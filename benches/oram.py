@@ -3,6 +3,8 @@ Path ORAM and plain encrypted reads measured in the same run."""
 
 from __future__ import annotations
 
+import os
+
 from veil.core import register_benchmark
 from veil.oram.engine import run
 
@@ -11,6 +13,7 @@ N, B = 4096, 256 * 1024
 
 @register_benchmark("oram", doc="PRO-ORAM server time, throughput and latency spread at N=4096, B=256 KB")
 def bench(ctx):
+    load0 = os.getloadavg()[0]
     base = {"n_blocks": N, "block_size": B, "seed": 1, "verify": True, "link_mbps": 7.0}
     plain = run({**base, "engine": "plain", "accesses": 256, "warmup": 16})
     # two untimed epochs first: both regions are allocated and the shuffle is in its stride
@@ -35,3 +38,7 @@ def bench(ctx):
     ctx.log(f"PRO-ORAM p50 {pro['server_p50_ms']:.2f} ms, p99 {pro['server_p99_ms']:.2f} ms, "
             f"{pro['threads']} shuffle threads, {pro['epochs']} epochs timed; "
             f"total at 7 Mbps {pro['total_ms']:.0f} ms per access")
+    cores = os.cpu_count() or 1
+    load1 = os.getloadavg()[0]
+    ctx.log(f"machine: {cores} cores, load average {load0:.1f} before / {load1:.1f} after; with other jobs "
+            "running, wall-clock figures are pessimistic (core-ms are the steadier figure)")
