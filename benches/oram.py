@@ -35,10 +35,14 @@ def bench(ctx):
     ctx.report("oram/crypto_core_ms_per_access", pro["crypto_core_ms"], unit="core-ms")
     ctx.report("oram/storage_core_ms_per_access", pro["storage_core_ms"], unit="core-ms")
     ctx.report("oram/client_ms_per_access", pro["client_ms"], unit="ms")
+    ctx.report("oram/cpu_ms_per_access", pro["cpu_ms_per_access"], unit="cpu-ms",
+               baseline=path["cpu_ms_per_access"], baseline_name="Path ORAM")
     ctx.log(f"PRO-ORAM p50 {pro['server_p50_ms']:.2f} ms, p99 {pro['server_p99_ms']:.2f} ms, "
             f"{pro['threads']} shuffle threads, {pro['epochs']} epochs timed; "
             f"total at 7 Mbps {pro['total_ms']:.0f} ms per access")
     cores = os.cpu_count() or 1
     load1 = os.getloadavg()[0]
     ctx.log(f"machine: {cores} cores, load average {load0:.1f} before / {load1:.1f} after; with other jobs "
-            "running, wall-clock figures are pessimistic (core-ms are the steadier figure)")
+            "running, wall-clock figures are pessimistic. Process CPU time per request "
+            f"{pro['cpu_ms_per_access']:.1f} ms, i.e. about {pro['cpu_ms_per_access'] / cores:.1f} ms of wall time "
+            f"on {cores} otherwise idle cores")

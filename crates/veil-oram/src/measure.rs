@@ -91,6 +91,9 @@ pub struct RunResult {
     /// Core-milliseconds per request, all threads: AES-GCM, storage calls (copies / I/O).
     pub crypto_core_ms: f64,
     pub storage_core_ms: f64,
+    /// Process CPU time (all threads, user + system) per request during the timed phase: what
+    /// the request costs in cores, unlike wall time also when other jobs share the machine.
+    pub cpu_ms_per_access: f64,
     pub private_cache_blocks: u64,
     pub epoch_len: u64,
     pub epochs: u64,
@@ -193,6 +196,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         Engine::Pro(e) => e.shuffle_seconds().len(),
         _ => 0,
     };
+    let cpu0 = process_cpu_s();
     let mut lat = Vec::with_capacity(accesses as usize);
     let mut client_s = 0.0;
     let wall = Instant::now();
@@ -218,6 +222,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         }
     }
     let wall_s = wall.elapsed().as_secs_f64();
+    let cpu_s = process_cpu_s() - cpu0;
     let bytes = (log.bytes_read.load(Ordering::Relaxed) - b0r) + (log.bytes_written.load(Ordering::Relaxed) - b0w);
     let crypto = (CRYPTO_NS.load(Ordering::Relaxed) - c0) as f64 / 1e6;
     let io = (log.io_ns.load(Ordering::Relaxed) - io0) as f64 / 1e6;
@@ -257,12 +262,24 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         shuffle_ms_per_access: shuffle_ms,
         crypto_core_ms: crypto / accesses as f64,
         storage_core_ms: io / accesses as f64,
+        cpu_ms_per_access: cpu_s * 1e3 / accesses as f64,
         private_cache_blocks: cache,
         epoch_len,
         epochs,
         threads,
         errors,
     })
+}
+
+/// User + system CPU seconds of this process so far (Linux: /proc/self/stat; else 0).
+fn process_cpu_s() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // fields after the parenthesised command name; utime and stime are the 14th and 15th
+    let Some(rest) = stat.rsplit_once(')').map(|x| x.1) else { return 0.0 };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // field 14 is f[11] after dropping pid, comm and state (state is f[0])
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 /// JSON in, JSON out (the bindings' entry point).

@@ -110,6 +110,33 @@ fn check(slot_size: usize, slots: &[u64], region: u32, index: u64, len: usize) -
     Ok(())
 }
 
+/// Copies a slot out to untrusted memory with non-temporal stores: nothing reads it back soon,
+/// so this skips reading the destination into the cache first and keeps the private buffers
+/// cached.
+fn copy_streaming(dst: &mut [u8], src: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        if dst.len() == src.len() && (dst.as_ptr() as usize) % 16 == 0 {
+            let n = dst.len() / 16 * 16;
+            // SAFETY: SSE2 is part of x86_64; every 16-byte access is inside both slices
+            // (i + 16 <= n <= len) and the destination is 16-byte aligned as checked above.
+            unsafe {
+                let mut i = 0;
+                while i < n {
+                    let v = _mm_loadu_si128(src.as_ptr().add(i) as *const __m128i);
+                    _mm_stream_si128(dst.as_mut_ptr().add(i) as *mut __m128i, v);
+                    i += 16;
+                }
+                _mm_sfence();
+            }
+            dst[n..].copy_from_slice(&src[n..]);
+            return;
+        }
+    }
+    dst.copy_from_slice(src);
+}
+
 /// Slots in RAM, allocated on first write (a Path ORAM tree is mostly empty at the start).
 pub struct MemoryStorage {
     slot_size: usize,
@@ -148,7 +175,9 @@ impl Storage for MemoryStorage {
         let t0 = Instant::now();
         let mut g = self.regions[region as usize][index as usize].lock().unwrap();
         match &mut *g {
-            Some(d) => d.copy_from_slice(data),
+            Some(d) => {
+                copy_streaming(d, data)
+            }
             None => *g = Some(data.to_vec().into_boxed_slice()),
         }
         drop(g);
