@@ -145,6 +145,7 @@ pub struct ProOram {
     shuffle_secs: Arc<Mutex<Vec<f64>>>,
     failpoint: Option<String>,
     buffers: Arc<Mutex<shuffle::Buffers>>,
+    weights: Arc<Mutex<shuffle::Weights>>,
     inner: Mutex<Inner>,
 }
 
@@ -274,6 +275,7 @@ impl ProOram {
             shuffle_secs: Arc::new(Mutex::new(Vec::new())),
             failpoint: failpoint(),
             buffers: Arc::new(Mutex::new(shuffle::Buffers::default())),
+            weights: Arc::new(Mutex::new(shuffle::Weights::default())),
             inner: Mutex::new(Inner {
                 epoch,
                 cache: HashMap::new(),
@@ -399,7 +401,9 @@ impl ProOram {
             dest2[slot as usize] = perm2[item];
         }
         let next = Epoch { number: g.epoch.number + 1, region: 1 - g.epoch.region, ctx: EPOCH_CTX, key: k3.clone(), pos: perm };
-        g.shuffle_total = shuffle::total_ops(m as u64, stage1_from.is_some(), true);
+        let weights = *self.weights.lock().unwrap();
+        g.shuffle_total = shuffle::total_ops(m as u64, stage1_from.is_some(), &weights);
+        let weights_out = self.weights.clone();
         let dst_region = next.region;
         let storage = self.storage.clone();
         let pool = self.pool.clone();
@@ -450,9 +454,17 @@ impl ProOram {
                 route,
                 next: Some(NextStage1 { key: k1n_job, route: route2.clone() }),
             };
-            let r = shuffle::run(&*storage, &job, &pool, &progress, &abort, crash_at, &mut buffers.lock().unwrap_or_else(|e| e.into_inner()));
-            if r.is_ok() {
+            let r = shuffle::run(&*storage, &job, &pool, &progress, &abort, crash_at,
+                                 &mut buffers.lock().unwrap_or_else(|e| e.into_inner()), &weights);
+            if let Ok(stage_secs) = &r {
                 secs.lock().unwrap().push(t0.elapsed().as_secs_f64());
+                // calibrate the next shuffle's progress weights on this one's stage times
+                let mut w = weights_out.lock().unwrap();
+                for (k, &t) in stage_secs.iter().enumerate() {
+                    if t > 0.0 {
+                        w.per_slot[k] = ((t * 1e9 / m as f64) as u64).max(1);
+                    }
+                }
             }
             done.store(true, Ordering::SeqCst);
             progress.add(0);

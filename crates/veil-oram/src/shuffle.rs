@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-/// Work done so far, in units of about one block copy (see `total_ops`); the
+/// Work done so far, in the units of `Weights` (see `total_ops`); the
 /// access component paces itself against it so that every access carries an equal share.
 pub struct Progress {
     done: AtomicU64,
@@ -96,17 +96,25 @@ pub struct ShuffleJob {
 /// Stage contexts (nonce suffixes) of the copy each stage writes; a finished epoch uses 3.
 pub const EPOCH_CTX: u32 = 3;
 
-/// Progress units: reading, opening and sealing a block weighs about three copies, a second
-/// seal (with its private copy) two more, each write one.
-const READ_UNITS: u64 = 3;
-const EXTRA_OUT_UNITS: u64 = 2;
-const WRITE_UNITS: u64 = 1;
+/// Progress weights: the cost of one slot in each stage, in nanoseconds as measured on the
+/// previous shuffle (`run` returns the stage times), so that progress tracks time and every
+/// request waits for the same share whichever stage is running. A slot's writes count a fifth
+/// of its weight each, its read (with opening and sealing) the rest.
+#[derive(Clone, Copy, Debug)]
+pub struct Weights {
+    pub per_slot: [u64; 3],
+}
 
-/// Total progress units of a shuffle over `slots` slots.
-pub fn total_ops(slots: u64, with_stage1: bool, with_next: bool) -> u64 {
-    let plain = READ_UNITS + WRITE_UNITS;
-    let last = if with_next { plain + EXTRA_OUT_UNITS + WRITE_UNITS } else { plain };
-    slots * (if with_stage1 { plain } else { 0 } + plain + last)
+impl Default for Weights {
+    fn default() -> Self {
+        // before any measurement: stage 3 also seals and writes the next shuffle's stage 1
+        Self { per_slot: [4000, 4000, 7000] }
+    }
+}
+
+/// Total progress of a shuffle over `slots` slots.
+pub fn total_ops(slots: u64, with_stage1: bool, w: &Weights) -> u64 {
+    slots * (if with_stage1 { w.per_slot[0] } else { 0 } + w.per_slot[1] + w.per_slot[2])
 }
 
 struct Out<'a> {
@@ -155,7 +163,10 @@ fn pass(
     read: (u32, &BlockKey, u32),
     outs: &[Out],
     b: &mut Buffers,
+    weight: u64,
 ) -> Result<()> {
+    let w_write = weight / 5;
+    let w_read = weight.saturating_sub(w_write * outs.len() as u64);
     let (read_region, read_key, read_ctx) = read;
     let n = group.len();
     let two = outs.len() == 2;
@@ -175,7 +186,7 @@ fn pass(
             // nonce names the destination slot, which the route already fixes.
             let o = &outs[0];
             o.key.seal_slot(slot_nonce(o.to[p as usize] as u64, o.ctx), buf);
-            progress.add(READ_UNITS + if two { EXTRA_OUT_UNITS } else { 0 });
+            progress.add(w_read);
             Ok(())
         };
         if two {
@@ -198,7 +209,7 @@ fn pass(
         pool.install(|| {
             bufs.par_iter().zip(group.par_iter()).try_for_each(|(buf, &slot)| {
                 storage.write(Actor::Shuffle, o.region, slot, buf)?;
-                progress.add(WRITE_UNITS);
+                progress.add(w_write);
                 Ok::<(), OramError>(())
             })
         })?;
@@ -214,7 +225,9 @@ pub fn run(
     abort: &AtomicBool,
     crash_at: Option<u64>,
     b: &mut Buffers,
-) -> Result<()> {
+    weights: &Weights,
+) -> Result<[f64; 3]> {
+    let mut secs = [0.0; 3];
     let (r, c) = (job.route.rows, job.route.cols);
     let g = r.max(c);
     b.fit(g, storage.slot_size(), job.next.is_some());
@@ -240,6 +253,7 @@ pub fn run(
             outs.push(Out { region: job.work_region, key: &n.key, ctx: 1, to: comp });
         }
         let by_columns = stage == 1;
+        let t0 = std::time::Instant::now();
         for gi in 0..if by_columns { c } else { r } {
             if abort.load(Ordering::SeqCst) {
                 return Err(OramError::Io("shuffle aborted".into()));
@@ -254,8 +268,10 @@ pub fn run(
             } else {
                 group.extend((0..c).map(|k| (gi * c + k) as u64));
             }
-            pass(storage, pool, progress, &group, by_columns, c, read, &outs, b)?;
+            pass(storage, pool, progress, &group, by_columns, c, read, &outs, b, weights.per_slot[stage])?;
         }
+        secs[stage] = t0.elapsed().as_secs_f64();
     }
-    storage.sync_region(job.dst_region)
+    storage.sync_region(job.dst_region)?;
+    Ok(secs)
 }
