@@ -89,7 +89,7 @@ def served_process(tmp_path, veil_cli):
     import sys
 
     data = tmp_path / "served"
-    r = veil_cli("oram", "init", "--blocks", "1024", "--block-size", "64", "--seed", "3", str(data))
+    r = veil_cli("oram", "init", "--blocks", "4096", "--block-size", "64", "--seed", "3", str(data))
     assert r.rc == 0, r.err
     p = subprocess.Popen([sys.executable, "-m", "veil.cli", "oram", "serve", str(data), "--port", "0"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
@@ -147,7 +147,7 @@ def test_32_concurrent_clients_1000_reads_each(served_process):
         try:
             with OramClient(url, token) as c:
                 for j in range(1000):
-                    i = (k * 7919 + j * 31) % 1024
+                    i = (k * 7919 + j * 31) % 4096
                     if c.get(i) != synthetic(3, i, 64):
                         errors.append((k, j, i))
                     counts[k] += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -70,6 +71,12 @@ def make_handler(svc: OramService):
 
         def log_message(self, fmt, *args):  # quiet: one line per request is too much at 32 clients
             pass
+
+        def setup(self):
+            super().setup()
+            # headers and body go out in two writes: without this, Nagle's algorithm holds the
+            # body until the client's delayed ACK (tens of ms per request on keep-alive)
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def _send(self, code: int, body: bytes, ctype: str = "application/octet-stream") -> None:
             svc.link.delay(len(body))
