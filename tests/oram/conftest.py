@@ -38,3 +38,32 @@ def server(make_store):
     for h in started:
         h.shutdown()
         h.server_close()
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """Debian's redis-server on a free port, started for the test; skips where not installed."""
+    import shutil
+    import socket
+    import subprocess
+    import time
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server not installed (apt-get install redis-server)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    d = tmp_path / "redis"
+    d.mkdir()
+    p = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                          "--appendonly", "no", "--dir", str(d)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.02)
+    yield f"127.0.0.1:{port}"
+    p.kill()
+    p.wait()

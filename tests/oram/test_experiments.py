@@ -51,35 +51,10 @@ def test_bad_configs_are_one_line_errors():
         run(engine="proram", n_blocks=0, block_size=16)
 
 
-def test_redis_backend_started_by_the_test(tmp_path):
-    import shutil
-    import socket
-    import subprocess
-    import time
-
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server not installed (apt-get install redis-server)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    p = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                          "--appendonly", "no", "--dir", str(tmp_path)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.03)
-        r = run(engine="proram", n_blocks=100, block_size=256, accesses=40, backend="redis",
-                redis=f"127.0.0.1:{port}")
-        assert r["errors"] == 0 and r["accesses"] == 40
-        q = run(engine="pathoram", n_blocks=100, block_size=256, accesses=20, backend="redis",
-                redis=f"127.0.0.1:{port}")
-        assert q["errors"] == 0
-    finally:
-        p.kill()
-        p.wait()
+def test_redis_backend_started_by_the_test(redis_server):
+    r = run(engine="proram", n_blocks=100, block_size=256, accesses=40, backend="redis", redis=redis_server)
+    assert r["errors"] == 0 and r["accesses"] == 40
+    q = run(engine="pathoram", n_blocks=100, block_size=256, accesses=20, backend="redis", redis=redis_server)
+    assert q["errors"] == 0
     with pytest.raises(Exception, match="redis at 127.0.0.1:1"):
         run(engine="plain", n_blocks=4, block_size=16, backend="redis", redis="127.0.0.1:1")

@@ -161,3 +161,19 @@ def test_32_concurrent_clients_1000_reads_each(served_process):
         t.join(timeout=300)
     assert not errors, errors[:5]
     assert counts == [1000] * 32
+
+
+def test_store_in_redis_via_the_cli(veil_cli, redis_server, tmp_path):
+    data = tmp_path / "r"
+    r = veil_cli("oram", "init", "--redis", redis_server, "--blocks", "50", "--block-size", "128", "--seed", "2",
+                 str(data))
+    assert r.rc == 0, r.err
+    assert not (data / "region0.dat").exists() and (data / "backend.json").exists()
+    from veil.oram.engine import native
+
+    s = native().Store.open(str(data))
+    for i in range(50):
+        assert s.read(i) == synthetic(2, i, 128)
+    s.record_log(True)
+    s.read(3)
+    assert [e[0] for e in s.drain_log()].count("Access") == 1

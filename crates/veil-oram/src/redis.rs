@@ -10,6 +10,8 @@ use std::net::TcpStream;
 use std::sync::Mutex;
 use std::time::Instant;
 
+const LAYOUT: &str = "layout";
+
 struct Conn {
     r: BufReader<TcpStream>,
     w: TcpStream,
@@ -101,6 +103,33 @@ impl RedisStorage {
         }
         me.give(c);
         Ok(me)
+    }
+
+    /// A new store: records the layout under the prefix; fails if one is there already.
+    pub fn create(addr: &str, prefix: &str, slot_size: usize, region_slots: &[u64]) -> Result<Self> {
+        let me = Self::connect(addr, prefix, slot_size, region_slots)?;
+        if me.get_meta(LAYOUT)?.is_some() {
+            return Err(OramError::Config(format!("redis {addr} already holds a store under '{prefix}'")));
+        }
+        let layout = serde_json::json!({"slot_size": slot_size, "region_slots": region_slots});
+        me.put_meta(LAYOUT, layout.to_string().as_bytes())?;
+        Ok(me)
+    }
+
+    /// An existing store under `prefix`, sized from its recorded layout.
+    pub fn open(addr: &str, prefix: &str) -> Result<Self> {
+        let probe = Self::connect(addr, prefix, 0, &[])?;
+        let raw = probe
+            .get_meta(LAYOUT)?
+            .ok_or_else(|| OramError::Corrupt(format!("redis {addr}: no store under '{prefix}'")))?;
+        let v: serde_json::Value = serde_json::from_slice(&raw)
+            .map_err(|e| OramError::Corrupt(format!("redis {addr}: layout unreadable ({e})")))?;
+        let slot = v["slot_size"].as_u64().ok_or_else(|| OramError::Corrupt("redis layout: slot_size".into()))?;
+        let regions: Vec<u64> = v["region_slots"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_u64()).collect())
+            .ok_or_else(|| OramError::Corrupt("redis layout: region_slots".into()))?;
+        Self::connect(addr, prefix, slot as usize, &regions)
     }
 
     fn conn(&self) -> Result<Conn> {

@@ -9,6 +9,7 @@ use crate::crypto::{BlockKey, KEY_LEN, TAG_LEN};
 use crate::data::synthetic_block;
 use crate::error::{OramError, Result};
 use crate::proram::{region_slots, ProOram, ProOramConfig};
+use crate::redis::RedisStorage;
 use crate::storage::{FileStorage, Storage};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -18,6 +19,12 @@ use std::sync::Arc;
 
 const KEY_FILE: &str = "sealing.key";
 const MANIFEST: &str = "manifest.sealed";
+/// Present when the slots live in Redis: {"kind": "redis", "addr": ..., "prefix": ...}.
+const BACKEND: &str = "backend.json";
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FileEntry {
@@ -80,11 +87,13 @@ pub enum Source {
 }
 
 impl Store {
-    pub fn init(dir: &Path, block_size: usize, source: Source, threads: usize) -> Result<Self> {
+    /// `redis`: keep the slots and records in the Redis server at host:port instead of the
+    /// directory (which then holds only the sealing key and where to find the store).
+    pub fn init(dir: &Path, block_size: usize, source: Source, threads: usize, redis: Option<&str>) -> Result<Self> {
         if block_size == 0 || block_size > (64 << 20) {
             return Err(OramError::Config(format!("block size {block_size} must be in 1..=64 MiB")));
         }
-        if dir.join("layout.json").exists() {
+        if dir.join("layout.json").exists() || dir.join(BACKEND).exists() {
             return Err(OramError::Config(format!("{} already holds a store", dir.display())));
         }
         let (manifest, handles) = match &source {
@@ -110,8 +119,17 @@ impl Store {
             }
         };
         std::fs::create_dir_all(dir)?;
-        let st: Arc<dyn Storage> =
-            Arc::new(FileStorage::create(dir, block_size + TAG_LEN, &region_slots(manifest.n_blocks)?)?);
+        let slots = region_slots(manifest.n_blocks)?;
+        let st: Arc<dyn Storage> = match redis {
+            None => Arc::new(FileStorage::create(dir, block_size + TAG_LEN, &slots)?),
+            Some(addr) => {
+                let prefix = format!("veil-oram-{}", hex(&random_bytes::<8>()));
+                let s = RedisStorage::create(addr, &prefix, block_size + TAG_LEN, &slots)?;
+                let b = serde_json::json!({"kind": "redis", "addr": addr, "prefix": prefix});
+                std::fs::write(dir.join(BACKEND), b.to_string())?;
+                Arc::new(s)
+            }
+        };
         let key_path = dir.join(KEY_FILE);
         {
             use std::io::Write;
@@ -142,7 +160,17 @@ impl Store {
     }
 
     pub fn open(dir: &Path, threads: usize) -> Result<Self> {
-        let st: Arc<dyn Storage> = Arc::new(FileStorage::open(dir)?);
+        let st: Arc<dyn Storage> = match std::fs::read(dir.join(BACKEND)) {
+            Err(_) => Arc::new(FileStorage::open(dir)?),
+            Ok(raw) => {
+                let v: serde_json::Value = serde_json::from_slice(&raw)
+                    .map_err(|e| OramError::Corrupt(format!("{BACKEND}: {e}")))?;
+                let (Some(addr), Some(prefix)) = (v["addr"].as_str(), v["prefix"].as_str()) else {
+                    return Err(OramError::Corrupt(format!("{BACKEND}: addr and prefix expected")));
+                };
+                Arc::new(RedisStorage::open(addr, prefix)?)
+            }
+        };
         let master = load_key(dir)?;
         let manifest: Manifest = serde_json::from_slice(&open_meta(&*st, &master, MANIFEST)?)
             .map_err(|e| OramError::Corrupt(format!("manifest unreadable: {e}")))?;

@@ -29,9 +29,10 @@ struct PyStore {
 
 #[pymethods]
 impl PyStore {
-    /// Creates a store in `dir` from `files` (chunked into blocks) or `n_blocks` synthetic ones.
+    /// Creates a store in `dir` from `files` (chunked into blocks) or `n_blocks` synthetic ones;
+    /// with `redis` ("host:port") the slots live in that Redis server.
     #[staticmethod]
-    #[pyo3(signature = (dir, block_size, files=None, n_blocks=None, seed=0, threads=0))]
+    #[pyo3(signature = (dir, block_size, files=None, n_blocks=None, seed=0, threads=0, redis=None))]
     fn init(
         py: Python<'_>,
         dir: PathBuf,
@@ -40,13 +41,14 @@ impl PyStore {
         n_blocks: Option<u64>,
         seed: u64,
         threads: usize,
+        redis: Option<String>,
     ) -> PyResult<Self> {
         let source = match (files, n_blocks) {
             (Some(f), None) => Source::Files(f),
             (None, Some(n)) => Source::Synthetic { n_blocks: n, seed },
             _ => return Err(PyValueError::new_err("give either files or n_blocks")),
         };
-        let inner = py.allow_threads(move || Store::init(&dir, block_size, source, threads)).map_err(to_py)?;
+        let inner = py.allow_threads(move || Store::init(&dir, block_size, source, threads, redis.as_deref())).map_err(to_py)?;
         Ok(Self { inner })
     }
 

@@ -47,10 +47,10 @@ def cmd_init(args) -> int:
             raise ConfigError(f"{f}: not a readable file")
     if args.blocks is not None:
         store = _native_call(native().Store.init, str(data), bs, n_blocks=args.blocks, seed=args.seed,
-                             threads=args.threads)
+                             threads=args.threads, redis=args.redis)
     else:
         store = _native_call(native().Store.init, str(data), bs, files=[str(Path(f)) for f in args.files],
-                             threads=args.threads)
+                             threads=args.threads, redis=args.redis)
     read_or_make_token(data)
     import json
 
@@ -117,6 +117,8 @@ def add_cli(subparsers) -> None:
     s.add_argument("--blocks", type=int, help="N synthetic blocks instead of files")
     s.add_argument("--seed", type=int, default=0, help="seed of the synthetic contents")
     s.add_argument("--threads", type=int, default=0, help="shuffle threads (0: one per core)")
+    s.add_argument("--redis", metavar="HOST:PORT",
+                   help="keep the untrusted slots in this Redis server instead of DATA_DIR")
     s.set_defaults(handler=cmd_init)
 
     s = sub.add_parser("serve", help="serve a store over HTTP")
