@@ -1,8 +1,8 @@
 //! Routing a permutation through a three-stage Clos network of r x c slots.
 //!
 //! Slots form a grid of r rows and c columns (slot = row * c + col). Any permutation is the
-//! product of three stages, each of which only permutes inside groups:
-//!   1. inside each row, 2. inside each column, 3. inside each row.
+//! product of three stages, each of which only permutes inside groups: inside each row, then
+//! inside each column, then inside each row again.
 //! Element x (source row u, destination row v) is given a "colour" j in 0..c such that every
 //! source row and every destination row uses each colour exactly once: an edge colouring of
 //! the c-regular bipartite multigraph rows -> rows, which exists by Koenig's theorem. Stage 1

@@ -101,6 +101,7 @@ pub struct RunResult {
     pub errors: u64,
 }
 
+#[allow(clippy::large_enum_variant)] // one engine per run
 enum Engine {
     Pro(ProOram),
     Path(PathOram),

@@ -217,6 +217,7 @@ fn pass(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     storage: &dyn Storage,
     job: &ShuffleJob,

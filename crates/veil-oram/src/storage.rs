@@ -117,6 +117,7 @@ fn copy_streaming(dst: &mut [u8], src: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        #[allow(clippy::manual_is_multiple_of)] // is_multiple_of needs Rust 1.87; the workspace says 1.75
         if dst.len() == src.len() && (dst.as_ptr() as usize) % 16 == 0 {
             let n = dst.len() / 16 * 16;
             // SAFETY: SSE2 is part of x86_64; every 16-byte access is inside both slices
@@ -137,11 +138,14 @@ fn copy_streaming(dst: &mut [u8], src: &[u8]) {
     dst.copy_from_slice(src);
 }
 
+/// One slot of untrusted RAM; None until first written.
+type Slot = Mutex<Option<Box<[u8]>>>;
+
 /// Slots in RAM, allocated on first write (a Path ORAM tree is mostly empty at the start).
 pub struct MemoryStorage {
     slot_size: usize,
     slots: Vec<u64>,
-    regions: Vec<Vec<Mutex<Option<Box<[u8]>>>>>,
+    regions: Vec<Vec<Slot>>,
     meta: Mutex<HashMap<String, Vec<u8>>>,
     log: AccessLog,
 }

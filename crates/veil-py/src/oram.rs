@@ -32,6 +32,7 @@ impl PyStore {
     /// Creates a store in `dir` from `files` (chunked into blocks) or `n_blocks` synthetic ones;
     /// with `redis` ("host:port") the slots live in that Redis server.
     #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (dir, block_size, files=None, n_blocks=None, seed=0, threads=0, redis=None))]
     fn init(
         py: Python<'_>,
