@@ -3,11 +3,13 @@
 
 use pyo3::prelude::*;
 
+mod crypto;
 mod oram;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    crypto::register(m)?;
     oram::register(m)?;
     Ok(())
 }
