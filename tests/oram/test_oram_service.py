@@ -113,6 +113,10 @@ def test_cli_get_fetches_a_block_and_reports_bad_input(served_process, veil_cli,
     assert r.rc == 2 and "unknown block id 5000" in r.err and len(r.err.strip().splitlines()) == 1
     r = veil_cli("oram", "get", "1", "--url", url, "--token", "nope")
     assert r.rc == 2 and "wrong access token" in r.err
+    r = veil_cli("oram", "get", "1", "--url", "ftp://x", "--token", "t")
+    assert r.rc == 2 and "expected http://HOST:PORT" in r.err
+    r = veil_cli("oram", "serve", str(data.parent / "nowhere"))
+    assert r.rc == 2 and "no such data directory" in r.err
 
 
 def test_cli_init_chunks_real_files(veil_cli, tmp_path):

@@ -66,6 +66,8 @@ def cmd_serve(args) -> int:
     from veil.oram.server import Link, read_or_make_token, serve
 
     data = Path(args.data_dir)
+    if not data.is_dir():
+        raise ConfigError(f"{data}: no such data directory (create one with 'veil oram init')")
     store = _native_call(native().Store.open, str(data), threads=args.threads)
     token = args.token or os.environ.get("VEIL_ORAM_TOKEN") or read_or_make_token(data)
 

@@ -24,7 +24,7 @@ class OramClient:
     def __init__(self, url: str, token: str, timeout: float = 60.0):
         u = urllib.parse.urlparse(url)
         if u.scheme != "http" or not u.hostname:
-            raise OramClientError(f"server URL {url!r}: expected http://HOST:PORT")
+            raise OramRequestError(f"server URL {url!r}: expected http://HOST:PORT")
         self.host, self.port, self.timeout = u.hostname, u.port or 80, timeout
         self.token = token
         self.conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
