@@ -38,6 +38,12 @@ def _sweeps(quick: bool):
     return sizes, fixed_total, bsizes_total, bsizes_n, n_fixed
 
 
+def _tidy(ax):
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _split_plot(ctx, ax, xs, rs, xlabel, title):
     ax.plot(xs, [r["server_ms"] / 1e3 for r in rs], "o-", label="server (access + paced shuffle)")
     ax.plot(xs, [r["shuffle_ms_per_access"] / 1e3 for r in rs], "s--", label="amortised shuffle")
@@ -49,6 +55,7 @@ def _split_plot(ctx, ax, xs, rs, xlabel, title):
     ax.set_ylabel("seconds per access")
     ax.set_title(title, fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
+    _tidy(ax)
 
 
 @register_reproducer("oram", title="oram: PRO-ORAM read-only oblivious storage (Fig. 5, Fig. 6)", order=40)
@@ -104,6 +111,7 @@ def reproduce(ctx):
         ax.set_ylabel("throughput (Mbps)")
         ax.set_title(title, fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
+        _tidy(ax)
     axes[0].legend(fontsize=7)
     ctx.figure(fig, "fig6_throughput", caption=(
         "Fig. 6: served bits per second of server time. On two cores PRO-ORAM's throughput falls like "
