@@ -42,6 +42,11 @@ def test_pathoram_moves_two_paths_and_plain_one_slot():
     assert p["errors"] == q["errors"] == 0
 
 
+def test_file_backend_in_a_temporary_directory():
+    r = run(engine="proram", n_blocks=64, block_size=512, accesses=24, backend="file")
+    assert r["errors"] == 0 and r["storage_core_ms"] > 0
+
+
 def test_bad_configs_are_one_line_errors():
     with pytest.raises(ConfigError, match="engine"):
         run(engine="melbourne", n_blocks=4, block_size=16)

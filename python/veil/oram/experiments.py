@@ -26,7 +26,8 @@ class AccessConfig(ExperimentConfig):
                         description="untimed requests first (-1: one PRO-ORAM epoch, 8 for the others)")
     threads: int = Field(0, ge=0, le=256, description="shuffle threads (0: one per core)")
     pattern: Literal["uniform", "repeat", "sequential"] = Field("uniform", description="request sequence")
-    backend: Literal["memory", "redis"] = Field("memory", description="untrusted storage backend for the run")
+    backend: Literal["memory", "file", "redis"] = Field(
+        "memory", description="untrusted storage: RAM, a data directory (a temporary one, fsync'd), or Redis")
     redis: str = Field("127.0.0.1:6379", description="host:port of the Redis server (backend = redis)")
     pace: bool = Field(True, description="each request waits for its share of the shuffle (constant latency)")
     link_mbps: float = Field(7.0, ge=0, description="link bandwidth for the network share of latency (0: none)")
@@ -43,9 +44,15 @@ def access(cfg: AccessConfig) -> dict:
                           f"of memory, above {MAX_BYTES >> 20} MiB")
     t = int((n - 1) ** 0.5) + 1
     warm = cfg.warmup if cfg.warmup >= 0 else (t if cfg.engine == "proram" else 8)
-    return run({
+    point = {
         "engine": cfg.engine, "n_blocks": n, "block_size": b, "accesses": cfg.accesses, "warmup": warm,
         "threads": cfg.threads, "seed": cfg.seed, "pattern": cfg.pattern, "backend": cfg.backend,
         "redis": cfg.redis if cfg.backend == "redis" else None,
         "pace": cfg.pace, "link_mbps": cfg.link_mbps, "verify": True,
-    })
+    }
+    if cfg.backend != "file":
+        return run(point)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="veil-oram-") as d:
+        return run({**point, "dir": f"{d}/store"})
