@@ -1,0 +1,2 @@
+"""he: CHOCO client-aided homomorphic DNN inference on Microsoft SEAL (BFV batching) with
+rotational redundancy, parameter search and client cost models."""

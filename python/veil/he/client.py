@@ -1,0 +1,124 @@
+"""The client: owns the secret key; packs, encrypts, decrypts and runs the non-linear steps.
+
+Inputs are encrypted with the secret key (symmetric BFV encryption), which is what CHOCO's
+client does: only it ever decrypts. Galois keys are generated for exactly the rotation steps
+the network's layouts use.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import seal
+
+from veil.core import ConfigError
+from veil.he import wire
+from veil.he.accounting import Counts
+from veil.he.layers import Network, check_input, client_step
+from veil.he.packing import LinearPlan, network_plans
+from veil.he.params import HEParams, make_context
+
+
+def galois_steps(plans: list[LinearPlan]) -> list[int]:
+    steps: set[int] = set()
+    for p in plans:
+        steps |= p.galois_steps()
+    return sorted(steps)
+
+
+class Client:
+    def __init__(self, net: Network, params: HEParams, mode: str = "rr",
+                 check_noise: bool = True, plans: list[LinearPlan] | None = None):
+        net.check()
+        self.net, self.params, self.mode = net, params, mode
+        self.check_noise = check_noise
+        self.ctx = make_context(params)
+        self.plans = plans if plans is not None else network_plans(net, params, mode)
+        keygen = seal.KeyGenerator(self.ctx)
+        self._sk = keygen.secret_key()
+        self._keygen = keygen
+        self.encryptor = seal.Encryptor(self.ctx, self._sk)
+        self.decryptor = seal.Decryptor(self.ctx, self._sk)
+        self.be = seal.BatchEncoder(self.ctx)
+        self.t = self.ctx.first_context_data().parms().plain_modulus().value()
+
+    def setup_message(self) -> tuple[bytes, Counts]:
+        c = Counts()
+        t0 = time.perf_counter()
+        gk = seal.GaloisKeys()
+        steps = galois_steps(self.plans)
+        if steps:
+            self._keygen.create_galois_keys(steps, gk)
+        msg = wire.pack(1, 0, [self.ctx.key_context_data().parms().to_bytes(),
+                               gk.to_string(), self.mode.encode("ascii")])
+        c.client_s = time.perf_counter() - t0
+        c.bytes_up = len(msg)
+        self.galois_key_count = len(steps)
+        return msg, c
+
+    def encrypt_layer(self, i: int, x: np.ndarray, c: Counts) -> bytes:
+        t0 = time.perf_counter()
+        plan = self.plans[i]
+        blobs = []
+        for v in plan.pack(x):
+            ts = time.perf_counter()
+            ct = self.encryptor.encrypt_symmetric(self.be.encode(v))
+            blobs.append(ct.to_string())
+            c.seal_s += time.perf_counter() - ts
+        c.encodes += len(blobs)
+        c.encryptions += len(blobs)
+        msg = wire.pack(2, i, blobs)
+        c.bytes_up += len(msg)
+        c.bytes_up_seeded += len(msg) - sum(map(len, blobs)) + len(blobs) * self.params.ct_bytes_seeded
+        c.client_s += time.perf_counter() - t0
+        return msg
+
+    def decrypt_layer(self, i: int, msg: bytes, c: Counts) -> np.ndarray:
+        t0 = time.perf_counter()
+        plan = self.plans[i]
+        _, blobs = wire.unpack(msg, 3, i)
+        if len(blobs) != plan.out_cts:
+            raise ConfigError(f"layer {plan.layer.name}: got {len(blobs)} output ciphertexts, "
+                              f"expected {plan.out_cts}")
+        c.bytes_down += len(msg)
+        vecs, noise_s = [], 0.0
+        for b in blobs:
+            ts = time.perf_counter()
+            try:
+                ct = self.ctx.from_cipher_str(b)
+            except (ValueError, RuntimeError) as e:
+                raise ConfigError(f"layer {plan.layer.name}: corrupted ciphertext bytes ({e})") from e
+            v = self.be.decode(self.decryptor.decrypt(ct))
+            c.seal_s += time.perf_counter() - ts
+            if self.check_noise:
+                tn = time.perf_counter()
+                budget = self.decryptor.invariant_noise_budget(ct)
+                noise_s += time.perf_counter() - tn
+                c.min_noise_budget = budget if c.min_noise_budget < 0 else min(budget, c.min_noise_budget)
+                if budget <= 0:
+                    raise ConfigError(f"layer {plan.layer.name}: noise budget exhausted, parameters "
+                                      f"{self.params.label()} are too small for this network")
+            vecs.append(v)
+        c.decryptions += len(blobs)
+        c.decodes += len(blobs)
+        out = plan.unpack(vecs)
+        c.client_s += time.perf_counter() - t0 - noise_s
+        return out
+
+    def infer(self, server, x, per_layer: list[Counts] | None = None) -> np.ndarray:
+        """Encrypted inference of one input; returns the logits (last layer's accumulators)."""
+        y = check_input(self.net, x)
+        stages = self.net.stages
+        for i, st in enumerate(stages):
+            c = Counts()
+            msg = self.encrypt_layer(i, y, c)
+            reply = server.handle(msg, i, c)
+            acc = self.decrypt_layer(i, reply, c)
+            if i < len(stages) - 1:
+                t0 = time.perf_counter()
+                y = client_step(st, acc)
+                c.client_s += time.perf_counter() - t0
+            if per_layer is not None:
+                per_layer.append(c)
+        return acc.reshape(-1)

@@ -1,0 +1,57 @@
+"""The bytes that cross between client and server.
+
+A message is a small envelope around SEAL's own serialization: magic, kind, layer index, the
+serialized blobs with their lengths, and a BLAKE2b-128 digest of all of it. SEAL's loader only
+rejects malformed headers and out-of-range coefficients; a flipped bit inside a coefficient
+would decrypt to garbage silently, so the digest turns corruption into a clear error. The
+envelope's bytes are counted with the payload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+from veil.core import ConfigError
+
+MAGIC = b"VHE1"
+KINDS = {1: "setup", 2: "layer_input", 3: "layer_output"}
+_HEAD = struct.Struct("<4sBHI")
+_LEN = struct.Struct("<I")
+DIGEST = 16
+
+
+def pack(kind: int, layer: int, blobs: list[bytes]) -> bytes:
+    parts = [_HEAD.pack(MAGIC, kind, layer, len(blobs))]
+    for b in blobs:
+        parts.append(_LEN.pack(len(b)))
+        parts.append(b)
+    body = b"".join(parts)
+    return body + hashlib.blake2b(body, digest_size=DIGEST).digest()
+
+
+def unpack(msg: bytes, want_kind: int, want_layer: int | None = None) -> tuple[int, list[bytes]]:
+    what = KINDS.get(want_kind, str(want_kind))
+    if len(msg) < _HEAD.size + DIGEST:
+        raise ConfigError(f"{what} message: {len(msg)} bytes is too short to be a message")
+    body, digest = msg[:-DIGEST], msg[-DIGEST:]
+    if hashlib.blake2b(body, digest_size=DIGEST).digest() != digest:
+        raise ConfigError(f"{what} message: checksum mismatch, the ciphertext bytes are corrupted")
+    magic, kind, layer, count = _HEAD.unpack_from(body, 0)
+    if magic != MAGIC or kind != want_kind:
+        raise ConfigError(f"{what} message: wrong magic or kind ({magic!r}, {kind})")
+    if want_layer is not None and layer != want_layer:
+        raise ConfigError(f"{what} message: for layer {layer}, expected layer {want_layer}")
+    off, blobs = _HEAD.size, []
+    for _ in range(count):
+        if off + _LEN.size > len(body):
+            raise ConfigError(f"{what} message: truncated")
+        (n,) = _LEN.unpack_from(body, off)
+        off += _LEN.size
+        if off + n > len(body):
+            raise ConfigError(f"{what} message: truncated")
+        blobs.append(body[off:off + n])
+        off += n
+    if off != len(body):
+        raise ConfigError(f"{what} message: {len(body) - off} trailing bytes")
+    return layer, blobs
