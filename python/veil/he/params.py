@@ -103,6 +103,9 @@ def make_context(p: HEParams) -> seal.SEALContext:
     ctx = seal.SEALContext(parms, True, seal.sec_level_type.tc128)
     if not ctx.parameters_set():
         raise ConfigError(f"{p.label()}: SEAL rejects the parameters: {ctx.parameter_error_message()}")
+    if not ctx.using_keyswitching():
+        raise ConfigError(f"{p.label()}: SEAL offers no key switching (rotations) here; the "
+                          f"special prime must be at least as large as the plain modulus")
     return ctx
 
 
