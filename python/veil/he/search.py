@@ -183,34 +183,49 @@ def candidates(degrees=POLY_DEGREES[1:5]):
         for k in range(2, 16):
             if 20 * k > maxq:
                 break
-            out.append((n * (k - 1), k * min(60, maxq // k), n, k))
-    return sorted(out)
+            out.append((n, k))
+    return out
+
+
+def comm_bytes(model: QuantModel, p: HEParams, mode: str) -> int | None:
+    """Ciphertext bytes per inference (both ways) under p, None if a layer does not fit."""
+    try:
+        plans = network_plans(model.net, p, mode)
+    except ConfigError:
+        return None
+    return sum((pl.in_cts + pl.out_cts) * p.ct_bytes for pl in plans)
 
 
 def search(model: QuantModel, mode: str = "rr", margin: int = DEFAULT_MARGIN,
            degrees=POLY_DEGREES[1:5], shrink: bool = True) -> SearchResult:
-    tried = []
-    for _, _, n, k in candidates(degrees):
-        t_bits = max(plain_bits_needed(model), (2 * n).bit_length() + 1)
-        if t_bits > 60:
-            raise ConfigError(f"{model.net.name}: accumulators need a {t_bits}-bit plain modulus")
+    """Candidates are ordered by communication per inference, then N, then prime count."""
+    t_bits = plain_bits_needed(model)
+    if t_bits > 60:
+        raise ConfigError(f"{model.net.name}: accumulators need a {t_bits}-bit plain modulus")
+    ranked = []
+    for n, k in candidates(degrees):
+        tb = max(t_bits, (2 * n).bit_length() + 1)
         top = min(60, max_log_q(n) // k)
-        p = HEParams(n, (top,) * k, t_bits)
+        p = HEParams(n, (top,) * k, tb)
+        comm = comm_bytes(model, p, mode)
+        if comm is not None:
+            ranked.append((comm, n, k, p))
+    tried = []
+    for _, n, k, p in sorted(ranked, key=lambda r: r[:3]):
         chk = check_params(model, p, mode, margin)
         tried.append((p, chk.ok, chk.reason))
         if not chk.ok:
             continue
         if shrink:
-            lo, hi = 20, top             # smallest uniform prime size that still passes
+            lo, hi = 20, p.coeff_bits[0]      # smallest uniform prime size that still passes
             while lo < hi:
                 mid = (lo + hi) // 2
-                c2 = check_params(model, HEParams(n, (mid,) * k, t_bits), mode, margin)
-                if c2.ok:
+                if check_params(model, HEParams(n, (mid,) * k, p.plain_bits), mode, margin).ok:
                     hi = mid
                 else:
                     lo = mid + 1
-            p = HEParams(n, (lo,) * k, t_bits)
+            p = HEParams(n, (lo,) * k, p.plain_bits)
             chk = check_params(model, p, mode, margin)
-        return SearchResult(p, chk, tried, seal_default(n, t_bits))
+        return SearchResult(p, chk, tried, seal_default(n, p.plain_bits))
     raise ConfigError(f"{model.net.name}: no parameters up to N={max(degrees)} decrypt every "
                       f"layer with a {margin}-bit margin ({mode} layout)")
