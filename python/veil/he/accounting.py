@@ -24,6 +24,8 @@ class Counts:
     bytes_down: int = 0
     bytes_up_seeded: int = 0     # estimate with SEAL's seeded symmetric ciphertexts
     client_s: float = 0.0        # client wall time (encode, encrypt, decrypt, decode, steps)
+    client_enc_s: float = 0.0    # of which encode + encrypt + serialize
+    client_dec_s: float = 0.0    # of which load + decrypt + decode
     server_s: float = 0.0        # server wall time for the layer (online part)
     seal_s: float = 0.0          # time inside SEAL calls (both sides, online)
     weight_prep_s: float = 0.0   # server: building and encoding weight plaintexts

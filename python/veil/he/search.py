@@ -12,8 +12,9 @@ products modelled by log2(T) doublings. Doubling adds correlated noise, the wors
 probe's budget is a lower bound for the layer (tests check it against full layer runs). Noise
 in BFV depends on the structure and on t, not on slot values, so random data suffices.
 
-Candidates are visited by ciphertext size (N times ciphertext primes), then by log q: the first
-that passes is the smallest; its prime size is then lowered while the probe still passes.
+Candidates are visited by ciphertext bytes per inference, ties broken by the cost of a key
+switch (~ N * k^2); the first that passes is the smallest, and its prime size is then lowered
+while the probe still passes.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ def comm_bytes(model: QuantModel, p: HEParams, mode: str) -> int | None:
 
 def search(model: QuantModel, mode: str = "rr", margin: int = DEFAULT_MARGIN,
            degrees=POLY_DEGREES[1:5], shrink: bool = True) -> SearchResult:
-    """Candidates are ordered by communication per inference, then N, then prime count."""
+    """Candidates are ordered by communication per inference, then key-switch cost."""
     t_bits = plain_bits_needed(model)
     if t_bits > 60:
         raise ConfigError(f"{model.net.name}: accumulators need a {t_bits}-bit plain modulus")
@@ -209,9 +210,10 @@ def search(model: QuantModel, mode: str = "rr", margin: int = DEFAULT_MARGIN,
         p = HEParams(n, (top,) * k, tb)
         comm = comm_bytes(model, p, mode)
         if comm is not None:
-            ranked.append((comm, n, k, p))
+            # Ties in traffic go to the cheaper rotations: a key switch costs ~ N * k^2.
+            ranked.append((comm, n * k * k, n, k, p))
     tried = []
-    for _, n, k, p in sorted(ranked, key=lambda r: r[:3]):
+    for _, _, n, k, p in sorted(ranked, key=lambda r: r[:4]):
         chk = check_params(model, p, mode, margin)
         tried.append((p, chk.ok, chk.reason))
         if not chk.ok:

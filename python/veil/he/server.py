@@ -248,8 +248,9 @@ class Server:
         self._wpad: dict = {}
 
     # ---------------------------------------------------------------- setup
-    def setup(self, msg: bytes) -> Counts:
-        """Receive parameters, Galois keys and the layout mode; derive the public layouts."""
+    def setup(self, msg: bytes, layers: set[int] | None = None) -> Counts:
+        """Receive parameters, Galois keys and the layout mode; derive the public layouts and
+        prepare the weights of `layers` (None: all)."""
         _, blobs = wire.unpack(msg, 1, 0)
         if len(blobs) != 3:
             raise ConfigError("setup message: expected parameters, Galois keys and mode")
@@ -276,7 +277,7 @@ class Server:
         pt_bytes = p.ct_primes * p.poly_degree * 8
         budget = self.cache_bytes
         for i, plan in enumerate(plans):
-            if plan.depthwise:
+            if plan.depthwise or (layers is not None and i not in layers):
                 continue
             self._wpad[i] = plan.pad_weights(self.model.weights[i])
             n_pts = count_plan(plan).weight_mults
@@ -311,6 +312,8 @@ class Server:
             raise ConfigError(f"server: no layer {i}")
         t0 = time.perf_counter()
         plan = self.plans[i]
+        if not plan.depthwise and i not in self._wpad:
+            raise ConfigError(f"server: layer {plan.layer.name} was not prepared at setup")
         _, blobs = wire.unpack(msg, 2, i)
         if len(blobs) != plan.in_cts:
             raise ConfigError(f"layer {plan.layer.name}: got {len(blobs)} ciphertexts, "
