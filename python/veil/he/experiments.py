@@ -252,5 +252,5 @@ def macs_per_mb(cfg: MacsPerMBConfig) -> dict:
     nets = {}
     for name in ("vgg16", "squeezenet"):
         nets[name] = [{"layer": st.layer.name, "size": st.layer.h, **point(st.layer)}
-                      for st in network(name).stages if isinstance(st.layer, Conv)]
+                      for st in network(name).stages if isinstance(st.layer, Conv) and st.layer.h > 1]
     return {"params": p.to_dict(), "grid": grid, "networks": nets}
