@@ -42,6 +42,8 @@ def test_encrypted_equals_plaintext(toy_model, small_model, toy_runs, mode):
 def test_rotational_redundancy_needs_no_masks(toy_runs):
     _, runs = toy_runs
     assert sum(c.mask_mults for c in runs["rr"][1]) == 0
+    # rr outputs are zero outside their frames, so output ciphertexts are folded mask-free
+    assert any(p.wire_out_cts < p.out_cts for p in runs["rr"][2].plans)
     rr, mask = runs["small-rr"][1], runs["small-mask"][1]
     assert sum(c.mask_mults for c in rr) == 0
     assert sum(c.mask_mults for c in mask) > 0
@@ -60,7 +62,7 @@ def test_static_counts_equal_executed(toy_model, small_model, toy_runs, mode):
         s = count_plan(plan, model.weights[i])
         got = (c.rotations, c.column_rotations, c.weight_mults, c.mask_mults)
         assert got == (s.rotations, s.column_rotations, s.weight_mults, s.mask_mults)
-        assert (c.encryptions, c.decryptions) == (plan.in_cts, plan.out_cts)
+        assert (c.encryptions, c.decryptions) == (plan.in_cts, plan.wire_out_cts)
 
 
 def test_bytes_are_what_crossed(toy_runs):
@@ -68,9 +70,9 @@ def test_bytes_are_what_crossed(toy_runs):
     _, per, cl = runs["rr"]
     for c, plan in zip(per, cl.plans):
         env_up = 11 + 16 + 4 * plan.in_cts
-        env_down = 11 + 16 + 4 * plan.out_cts
+        env_down = 11 + 16 + 4 * plan.wire_out_cts
         assert c.bytes_up == plan.in_cts * P.ct_bytes + env_up
-        assert c.bytes_down == plan.out_cts * P.ct_bytes + env_down
+        assert c.bytes_down == plan.wire_out_cts * P.ct_bytes + env_down
 
 
 def test_corrupted_bytes_are_a_clear_error(toy_model):

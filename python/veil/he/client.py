@@ -85,9 +85,9 @@ class Client:
         t0 = time.perf_counter()
         plan = self.plans[i]
         _, blobs = wire.unpack(msg, 3, i)
-        if len(blobs) != plan.out_cts:
+        if len(blobs) != plan.wire_out_cts:
             raise ConfigError(f"layer {plan.layer.name}: got {len(blobs)} output ciphertexts, "
-                              f"expected {plan.out_cts}")
+                              f"expected {plan.wire_out_cts}")
         c.bytes_down += len(msg)
         vecs, noise_s = [], 0.0
         for b in blobs:

@@ -101,7 +101,7 @@ def _other_time(model: QuantModel, plans, rng) -> float:
     t = 0.0
     for i, (st, plan) in enumerate(zip(model.net.stages, plans)):
         x = rng.integers(0, 256, size=st.layer.in_shape)
-        zeros = [np.zeros(plan.params.slots, dtype=np.int64)] * plan.out_cts
+        zeros = [np.zeros(plan.params.slots, dtype=np.int64)] * plan.wire_out_cts
         acc = rng.integers(-(1 << 20), 1 << 20, size=st.layer.out_shape)
         t0 = time.perf_counter()
         plan.pack(x)
@@ -125,8 +125,9 @@ def network_cost(cfg: NetworkConfig) -> dict:
         layers.append({"layer": st.layer.name, "kind": type(st.layer).__name__,
                        "in_shape": list(st.layer.in_shape), "out_shape": list(st.layer.out_shape),
                        "macs": st.layer.macs, "n": plan.n, "baby": plan.B, "giant": plan.G,
-                       "in_cts": plan.in_cts, "out_cts": plan.out_cts,
-                       "bytes_up": plan.in_cts * p.ct_bytes, "bytes_down": plan.out_cts * p.ct_bytes,
+                       "in_cts": plan.in_cts, "out_cts": plan.wire_out_cts,
+                       "bytes_up": plan.in_cts * p.ct_bytes,
+                       "bytes_down": plan.wire_out_cts * p.ct_bytes,
                        **{k: getattr(c, k) for k in COUNT_FIELDS}})
     n = len(plans)
     chosen = {"none": [], "all": list(range(n)),
@@ -149,7 +150,7 @@ def network_cost(cfg: NetworkConfig) -> dict:
     tot = {k: sum(l[k] for l in layers) for k in COUNT_FIELDS if k in layers[0]}
     up = sum(l["bytes_up"] for l in layers)
     down = sum(l["bytes_down"] for l in layers)
-    enc_n, dec_n = sum(pl.in_cts for pl in plans), sum(pl.out_cts for pl in plans)
+    enc_n, dec_n = sum(pl.in_cts for pl in plans), sum(pl.wire_out_cts for pl in plans)
     return {
         "network": cfg.network, "mode": cfg.mode, "params": p.to_dict(), "search": r.to_dict(),
         "ct_bytes_vs_seal_default": r.ct_bytes_ratio,
@@ -237,7 +238,7 @@ def macs_per_mb(cfg: MacsPerMBConfig) -> dict:
 
     def point(layer):
         plan = plan_layer(layer, p, "rr")
-        mb = (plan.in_cts + plan.out_cts) * p.ct_bytes / 1e6
+        mb = (plan.in_cts + plan.wire_out_cts) * p.ct_bytes / 1e6
         return {"macs": layer.macs, "mb": mb, "macs_per_mb": layer.macs / mb}
 
     grid = []

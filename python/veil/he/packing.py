@@ -56,7 +56,13 @@ class LinearPlan:
     offsets: list            # (dy, dx, linear step) per kernel tap
     out_pos: np.ndarray      # slot offsets of the output pixels inside a frame
     depthwise: bool = False  # SumPool: channel j stays in frame j
+    merge: int = 1           # output ciphertexts folded into one before sending (rr only)
     _masks: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def wire_out_cts(self) -> int:
+        """Output ciphertexts actually sent back (after merging)."""
+        return math.ceil(self.out_cts / self.merge)
 
     # ------------------------------------------------------------------ geometry helpers
     @property
@@ -110,6 +116,8 @@ class LinearPlan:
         steps.discard(0)
         if not self.depthwise and self.uses_cross():
             steps.add(0)          # SEAL's convention: step 0 is the column (row-swap) key
+        for sub in range(1, self.merge):
+            steps.add((-sub * self.n * self.F) % self.R)
         return steps
 
     # ------------------------------------------------------------------ masks (baseline)
@@ -185,13 +193,17 @@ class LinearPlan:
         """Layer output (c_out, ho, wo) from the decoded output ciphertexts."""
         c_out = self.layer.out_shape[0]
         out = np.zeros((self.g_out * self.n, self.ho * self.wo), dtype=np.int64)
-        for e, v in enumerate(vecs):
-            for r in (0, 1):
-                go = self.out_group(e, r)
-                if go is None:
-                    continue
-                row = v[r * self.R: r * self.R + self.n * self.F].reshape(self.n, self.F)
-                out[go * self.n:(go + 1) * self.n] = row[:, self.out_pos]
+        span = self.n * self.F
+        for w, v in enumerate(vecs):
+            for sub in range(self.merge):
+                e = w * self.merge + sub
+                for r in (0, 1):
+                    go = self.out_group(e, r) if e < self.out_cts else None
+                    if go is None:
+                        continue
+                    base = r * self.R + sub * span
+                    row = v[base: base + span].reshape(self.n, self.F)
+                    out[go * self.n:(go + 1) * self.n] = row[:, self.out_pos]
         return out[:c_out].reshape(c_out, self.ho, self.wo)
 
     # ------------------------------------------------------------------ server weights
@@ -255,7 +267,8 @@ class LinearPlan:
         cross = self.uses_cross()
         k2 = len(self.offsets)
         return (self.in_cts * (self.B * k2 - 1)
-                + self.out_cts * ((self.G - 1) * (2 if cross else 1) + (1 if cross else 0)))
+                + self.out_cts * ((self.G - 1) * (2 if cross else 1) + (1 if cross else 0))
+                + self.out_cts - self.wire_out_cts)
 
     def probe_terms(self) -> int:
         """Products summed into one output slot, worst case (sets the noise probe's depth)."""
@@ -304,9 +317,14 @@ def plan_layer(layer, params: HEParams, mode: str = "rr", baby: int | None = Non
     out_pos = (np.arange(layer.out_shape[1])[:, None] * wf
                + np.arange(layer.out_shape[2])[None, :]).reshape(-1)
 
+    # rr outputs are exact zeros outside their first n frames (the weights are zero there), so
+    # the server folds several output ciphertexts into one with plain rotations: fewer
+    # decryptions and fewer bytes back. The zeros are the redundancy that makes this mask-free.
+    merge = max(1, min(out_cts, R // (n * F))) if mode == "rr" else 1
+
     def make(B):
         return LinearPlan(layer, params, mode, R, hf, wf, F, n, nframes, B, math.ceil(n / B),
-                          g_in, g_out, in_cts, out_cts, offs, out_pos)
+                          g_in, g_out, in_cts, out_cts, offs, out_pos, merge=merge)
 
     if baby is not None:
         return make(max(1, min(n, baby)))

@@ -54,7 +54,8 @@ def probe_signature(plan: LinearPlan) -> tuple:
     mask_out = plan.mode == "mask" and giant and plan.giant_masks(1)[0] is not None
     cross = plan.uses_cross()
     return ("conv", bool(mask_in), bool(mask_in_split), math.ceil(math.log2(max(1, terms))),
-            giant, bool(mask_out), math.ceil(math.log2(2 * plan.G)) if giant or cross else 0, cross)
+            giant, bool(mask_out), math.ceil(math.log2(2 * plan.G)) if giant or cross else 0, cross,
+            math.ceil(math.log2(plan.merge)))
 
 
 class _Probe:
@@ -84,7 +85,7 @@ class _Probe:
         ct = self.enc.encrypt_symmetric(self._pt(0, self.t // 2))
         if sig[0] == "pool":
             return self.dec.invariant_noise_budget(self._double(ev.rotate_rows(ct, 1, self.gk), sig[1]))
-        _, mask_in, split, lt, giant, mask_out, lg, cross = sig
+        _, mask_in, split, lt, giant, mask_out, lg, cross, merge = sig
         y = ev.rotate_rows(ct, 1, self.gk)
         if mask_in:
             y = ev.multiply_plain(y, self._pt(0, 2))
@@ -100,6 +101,8 @@ class _Probe:
             y = ev.rotate_columns(y, self.gk)
         y = self._double(y, lg)
         y = ev.add_plain(y, self._pt(-(1 << 20), 1 << 20))
+        if merge:
+            y = self._double(ev.rotate_rows(y, 1, self.gk), merge)
         return self.dec.invariant_noise_budget(y)
 
 
@@ -194,7 +197,7 @@ def comm_bytes(model: QuantModel, p: HEParams, mode: str) -> int | None:
         plans = network_plans(model.net, p, mode)
     except ConfigError:
         return None
-    return sum((pl.in_cts + pl.out_cts) * p.ct_bytes for pl in plans)
+    return sum((pl.in_cts + pl.wire_out_cts) * p.ct_bytes for pl in plans)
 
 
 def search(model: QuantModel, mode: str = "rr", margin: int = DEFAULT_MARGIN,

@@ -189,6 +189,17 @@ def evaluate(plan: LinearPlan, xs: list, ops: CountOps, weights, bias) -> list:
         if bias is not None:
             direct = ops.add_plain(direct, plan.bias_vector(bias, e))
         outs.append(direct)
+    if plan.merge > 1:
+        span = plan.n * plan.F
+        merged = []
+        for w in range(plan.wire_out_cts):
+            acc = outs[w * plan.merge]
+            for sub in range(1, plan.merge):
+                e = w * plan.merge + sub
+                if e < len(outs):
+                    acc = ops.add(acc, ops.rot(outs[e], -sub * span))
+            merged.append(acc)
+        outs = merged
     return outs
 
 
@@ -223,7 +234,7 @@ def count_plan(plan: LinearPlan, w: np.ndarray | None = None) -> Counts:
         return [(b, t, None) for b, t in zip(*np.nonzero(nz))]
 
     evaluate(plan, [TOK] * plan.in_cts, ops, weights, None)
-    c.encryptions, c.decryptions = plan.in_cts, plan.out_cts
+    c.encryptions, c.decryptions = plan.in_cts, plan.wire_out_cts
     return c
 
 
