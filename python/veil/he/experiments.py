@@ -9,7 +9,8 @@ import numpy as np
 import seal
 from pydantic import Field
 
-from veil.core import ConfigError, ExperimentConfig, register_component, register_experiment
+from veil.core import (ComponentName, ConfigError, ExperimentConfig, register_component,
+                       register_experiment)
 from veil.he.accounting import COUNT_FIELDS, Counts, total
 from veil.he.client import Client
 from veil.he.digits import train_digits
@@ -24,7 +25,7 @@ register_component("he.layout", "rr", doc="rotational redundancy: padded frames 
 register_component("he.layout", "mask", doc="masking baseline: bare frames, window rotations "
                    "emulated with 0/1 mask multiplications")
 
-Mode = Literal["rr", "mask"]
+Mode = ComponentName("he.layout")
 NetName = Literal["lenet5_small", "lenet5_large", "squeezenet", "vgg16"]
 
 
@@ -127,6 +128,7 @@ def network_cost(cfg: NetworkConfig) -> dict:
                        "macs": st.layer.macs, "n": plan.n, "baby": plan.B, "giant": plan.G,
                        "in_cts": plan.in_cts, "out_cts": plan.wire_out_cts,
                        "bytes_up": plan.in_cts * p.ct_bytes,
+                       "bytes_up_seeded": plan.in_cts * p.ct_bytes_seeded,
                        "bytes_down": plan.wire_out_cts * p.ct_bytes,
                        **{k: getattr(c, k) for k in COUNT_FIELDS}})
     n = len(plans)
@@ -158,6 +160,7 @@ def network_cost(cfg: NetworkConfig) -> dict:
         "macs": model.net.macs, "layers": layers, "totals": tot,
         "encryptions": enc_n, "decryptions": dec_n,
         "bytes_up": up, "bytes_down": down, "comm_mb": (up + down) / 1e6,
+        "comm_mb_seeded": (sum(l["bytes_up_seeded"] for l in layers) + down) / 1e6,
         "measured": measured, "all_exact": all(m["exact"] for m in measured),
         "other_s": _other_time(model, plans, np.random.default_rng(cfg.seed)),
     }
