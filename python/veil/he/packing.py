@@ -57,7 +57,12 @@ class LinearPlan:
     out_pos: np.ndarray      # slot offsets of the output pixels inside a frame
     depthwise: bool = False  # SumPool: channel j stays in frame j
     merge: int = 1           # output ciphertexts folded into one before sending (rr only)
+    nin: int = 0             # input channels cycled through a window (diagonals); n if 0
     _masks: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        if not self.nin:
+            self.nin = self.n
 
     @property
     def wire_out_cts(self) -> int:
@@ -184,7 +189,7 @@ class LinearPlan:
                 gi = self.in_group(a, r)
                 if gi is None:
                     continue
-                idx = np.arange(self.nframes) % self.n
+                idx = np.arange(self.nframes) % self.nin
                 v[r * self.R: r * self.R + self.nframes * self.F] = frames[gi][idx].reshape(-1)
             vecs.append(v)
         return vecs
@@ -225,8 +230,8 @@ class LinearPlan:
             co = go * self.n + j
             for b in range(self.B):
                 d = g * self.B + b
-                if d < self.n:
-                    ci = gi * self.n + (j + d) % self.n
+                if d < self.nin:
+                    ci = gi * self.n + (j + d) % self.nin
                     vals[b] = wpad[co[None, :], ci[None, :], dys[:, None], dxs[:, None]]
             out.append((idx, vals))
         return out
@@ -275,7 +280,7 @@ class LinearPlan:
         if self.depthwise:
             return len(self.offsets)
         rows = 2 if self.uses_cross() else 1
-        return self.in_cts * rows * min(self.n, self.G * self.B) * len(self.offsets)
+        return self.in_cts * rows * min(self.nin, self.G * self.B) * len(self.offsets)
 
 
 def plan_layer(layer, params: HEParams, mode: str = "rr", baby: int | None = None) -> LinearPlan:
@@ -304,9 +309,20 @@ def plan_layer(layer, params: HEParams, mode: str = "rr", baby: int | None = Non
     if F > R:
         raise ConfigError(f"{layer.name}: a {hf}x{wf} frame does not fit a row of {R} slots at "
                           f"N={params.poly_degree}")
-    cap = (R // F + 1) // 2 if mode == "rr" else R // F
-    n = max(1, min(cap, max(layer.c_in, layer.c_out)))
-    nframes = 2 * n - 1 if mode == "rr" else n
+    want = max(layer.c_in, layer.c_out)
+    if mode == "rr":
+        # A window of n output channels cycles through nin = min(n, c_in) input channels: the
+        # client lays out n + nin - 1 frames (frame f holds input channel f mod nin), so a
+        # layer with few input channels needs few diagonals and little redundancy.
+        n = min(want, R // F)
+        while n > 1 and (n + min(n, layer.c_in) - 1) * F > R:
+            n -= 1
+        nin = min(n, layer.c_in)
+        nframes = n + nin - 1
+    else:
+        n = max(1, min(R // F, want))
+        nin = n
+        nframes = n
     g_in, g_out = math.ceil(layer.c_in / n), math.ceil(layer.c_out / n)
     in_cts, out_cts = math.ceil(g_in / 2), math.ceil(g_out / 2)
     p = layer.pad
@@ -323,8 +339,8 @@ def plan_layer(layer, params: HEParams, mode: str = "rr", baby: int | None = Non
     merge = max(1, min(out_cts, R // (n * F))) if mode == "rr" else 1
 
     def make(B):
-        return LinearPlan(layer, params, mode, R, hf, wf, F, n, nframes, B, math.ceil(n / B),
-                          g_in, g_out, in_cts, out_cts, offs, out_pos, merge=merge)
+        return LinearPlan(layer, params, mode, R, hf, wf, F, n, nframes, B, math.ceil(nin / B),
+                          g_in, g_out, in_cts, out_cts, offs, out_pos, merge=merge, nin=nin)
 
     if baby is not None:
         return make(max(1, min(n, baby)))
@@ -332,7 +348,7 @@ def plan_layer(layer, params: HEParams, mode: str = "rr", baby: int | None = Non
         # Giant steps on partial sums would put a second mask after the weights (three
         # multiplicative levels); the baseline rotates inputs only, as a straightforward port does.
         return make(n)
-    best = min(range(1, n + 1), key=lambda B: (make(B).rr_rotations(), B))
+    best = min(range(1, nin + 1), key=lambda B: (make(B).rr_rotations(), B))
     return make(best)
 
 

@@ -244,7 +244,7 @@ def _structural_nonzero(plan: LinearPlan, e, a, cross, g) -> np.ndarray:
         if plan.in_group(a, r) is None or plan.out_group(e, 1 - r if cross else r) is None:
             continue
         for b in range(plan.B):
-            if g * plan.B + b < plan.n:
+            if g * plan.B + b < plan.nin:
                 nz[b, :] = True
     return nz
 
