@@ -129,7 +129,7 @@ def reproduce(ctx) -> None:
     fig, ax = ctx.subplots(figsize=(7.5, 4.2))
     x = np.arange(len(NETS))
     wdt = 0.22
-    for j, (kind, lab) in enumerate((("sw", "software"), ("heax", "HEAX-like"), ("taco", "CHOCO-TACO"))):
+    for j, (kind, lab) in enumerate((("sw", "SW"), ("heax", "HEAX"), ("taco", "TACO"))):
         enc = np.array([breakdown[n][kind]["enc_s"] for n in NETS])
         dec = np.array([breakdown[n][kind]["dec_s"] for n in NETS])
         oth = np.array([breakdown[n][kind]["other_s"] for n in NETS])
@@ -138,7 +138,7 @@ def reproduce(ctx) -> None:
         ax.bar(pos, dec, wdt, bottom=enc, color="tab:orange", label="decrypt" if j == 0 else None)
         ax.bar(pos, oth, wdt, bottom=enc + dec, color="tab:green", label="other" if j == 0 else None)
         for xi, tot in zip(pos, enc + dec + oth):
-            ax.text(xi, tot, lab[:4], ha="center", va="bottom", fontsize=5.5, rotation=90)
+            ax.text(xi, tot, lab, ha="center", va="bottom", fontsize=6, rotation=90)
     loc = [e2e[n]["local_time_s"] for n in NETS]
     ax.scatter(x, loc, marker="_", s=400, color="k", label="local (TFLite-like)", zorder=3)
     ax.set_yscale("log")
