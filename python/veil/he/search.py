@@ -100,7 +100,7 @@ class _Probe:
         if cross:
             y = ev.rotate_columns(y, self.gk)
         y = self._double(y, lg)
-        y = ev.add_plain(y, self._pt(-(1 << 20), 1 << 20))
+        y = ev.add_plain(y, self._pt(-(self.t // 4), self.t // 4))
         if merge:
             y = self._double(ev.rotate_rows(y, 1, self.gk), merge)
         return self.dec.invariant_noise_budget(y)
