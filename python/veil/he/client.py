@@ -47,6 +47,11 @@ class Client:
         self.be = seal.BatchEncoder(self.ctx)
         self.t = self.ctx.first_context_data().parms().plain_modulus().value()
 
+    def fresh_budget(self) -> int:
+        """Invariant noise budget of a fresh encryption (what a layer starts from)."""
+        ct = self.encryptor.encrypt_symmetric(self.be.encode(np.zeros(self.params.slots, dtype=np.int64)))
+        return self.decryptor.invariant_noise_budget(ct)
+
     def setup_message(self) -> tuple[bytes, Counts]:
         c = Counts()
         t0 = time.perf_counter()

@@ -78,6 +78,7 @@ def digits(cfg: DigitsConfig) -> dict:
                       for st, c in zip(d.model.net.stages, per_layer)],
         "wall_s_per_inference": wall / n,
         "setup_bytes": setup.bytes_up, "galois_keys": cl.galois_key_count,
+        "fresh_budget_bits": cl.fresh_budget(),
         "weight_prep_s": prep.weight_prep_s,
         "comm_mb": (tot.bytes_up + tot.bytes_down) / n / 1e6,
         "macs": d.model.net.macs,

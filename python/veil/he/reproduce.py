@@ -79,16 +79,15 @@ def reproduce(ctx) -> None:
             (f"{LABEL[n]}: comm MB (rr)", None, nets[n]["comm_mb"], "MB"),
             (f"{LABEL[n]}: comm MB (mask)", None, masks[n]["comm_mb"], "MB"),
         )])
-    rr_used = dg["per_layer"]
     ctx.text(
         "Measured on the digits network (same layers, each layout at its own smallest "
         f"parameters): rotational redundancy {_pl(dg['params'])}, "
         f"{dg['per_inference']['all_rotations']:.0f} rotations, "
-        f"{dg['per_inference']['mask_mults']:.0f} mask multiplications, smallest remaining "
-        f"noise budget {min(c['min_noise_budget'] for c in rr_used)} bits; masking "
-        f"{_pl(dgm['params'])}, {dgm['per_inference']['all_rotations']:.0f} rotations, "
-        f"{dgm['per_inference']['mask_mults']:.0f} mask multiplications, smallest remaining "
-        f"budget {min(c['min_noise_budget'] for c in dgm['per_layer'])} bits. Random-weight "
+        f"{dg['per_inference']['mask_mults']:.0f} mask multiplications, noise budget "
+        f"{dg['fresh_budget_bits']} bits fresh, at worst {_used(dg)} bits used by one layer; "
+        f"masking {_pl(dgm['params'])}, {dgm['per_inference']['all_rotations']:.0f} rotations, "
+        f"{dgm['per_inference']['mask_mults']:.0f} mask multiplications, budget "
+        f"{dgm['fresh_budget_bits']} bits fresh, at worst {_used(dgm)} bits used. Random-weight "
         f"layers of the four networks run encrypted: all equal plaintext: {exact_layers}.")
 
     # ------------------------------------------------------------------ Fig. 10
@@ -208,6 +207,10 @@ def reproduce(ctx) -> None:
         f"ciphertexts are {100 * (1 - max(ratios)):.0f}% smaller than SEAL's default at the "
         f"same N (paper: 50%). The masking baseline needs "
         f"{sorted({m['params']['ct_primes'] for m in masks.values()})} ciphertext primes.")
+
+
+def _used(d: dict) -> int:
+    return d["fresh_budget_bits"] - min(c["min_noise_budget"] for c in d["per_layer"])
 
 
 def _pl(p: dict) -> str:
