@@ -23,6 +23,8 @@ class Counts:
     bytes_up: int = 0            # client -> server, serialized and enveloped
     bytes_down: int = 0
     bytes_up_seeded: int = 0     # estimate with SEAL's seeded symmetric ciphertexts
+    bytes_up_zlib: int = 0       # the same ciphertexts deflated, as SEAL's zlib mode would send
+    bytes_down_zlib: int = 0     # (measured on the real bytes when enabled; 0 otherwise)
     client_s: float = 0.0        # client wall time (encode, encrypt, decrypt, decode, steps)
     client_enc_s: float = 0.0    # of which encode + encrypt + serialize
     client_dec_s: float = 0.0    # of which load + decrypt + decode

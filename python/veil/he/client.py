@@ -8,6 +8,7 @@ the network's layouts use.
 from __future__ import annotations
 
 import time
+import zlib
 
 import numpy as np
 import seal
@@ -30,7 +31,7 @@ def galois_steps(plans: list[LinearPlan]) -> list[int]:
 class Client:
     def __init__(self, net: Network, params: HEParams, mode: str = "rr",
                  check_noise: bool = True, plans: list[LinearPlan] | None = None,
-                 key_layers: set[int] | None = None):
+                 key_layers: set[int] | None = None, measure_zlib: bool = False):
         net.check()
         self.net, self.params, self.mode = net, params, mode
         self.check_noise = check_noise
@@ -39,6 +40,9 @@ class Client:
         # Galois keys for these layers only (None: all); a cost run of a few layers of a large
         # network then does not generate hundreds of keys it never uses.
         self.key_layers = key_layers
+        # SEAL's own compression is compiled out of the wheel; when asked, deflate each
+        # serialized ciphertext (what compr_mode_type.zlib does) just to measure its size.
+        self.measure_zlib = measure_zlib
         keygen = seal.KeyGenerator(self.ctx)
         self._sk = keygen.secret_key()
         self._keygen = keygen
@@ -82,6 +86,10 @@ class Client:
         c.encryptions += len(blobs)
         msg = wire.pack(2, i, blobs)
         c.bytes_up += len(msg)
+        if self.measure_zlib:
+            tz = time.perf_counter()
+            c.bytes_up_zlib += len(msg) - sum(map(len, blobs)) + sum(len(zlib.compress(b, 6)) for b in blobs)
+            t0 += time.perf_counter() - tz
         c.bytes_up_seeded += len(msg) - sum(map(len, blobs)) + len(blobs) * self.params.ct_bytes_seeded
         c.client_s += time.perf_counter() - t0
         return msg
@@ -95,6 +103,10 @@ class Client:
                               f"expected {plan.wire_out_cts}")
         c.bytes_down += len(msg)
         vecs, noise_s = [], 0.0
+        if self.measure_zlib:
+            tz = time.perf_counter()
+            c.bytes_down_zlib += len(msg) - sum(map(len, blobs)) + sum(len(zlib.compress(b, 6)) for b in blobs)
+            noise_s += time.perf_counter() - tz
         for b in blobs:
             ts = time.perf_counter()
             try:

@@ -49,7 +49,7 @@ class DigitsConfig(ExperimentConfig):
 def digits(cfg: DigitsConfig) -> dict:
     d = train_digits(cfg.seed)
     r = search(d.model, cfg.mode, cfg.margin)
-    cl = Client(d.model.net, r.params, cfg.mode)
+    cl = Client(d.model.net, r.params, cfg.mode, measure_zlib=True)
     sv = Server(d.model)
     msg, setup = cl.setup_message()
     prep = sv.setup(msg)
@@ -81,6 +81,8 @@ def digits(cfg: DigitsConfig) -> dict:
         "fresh_budget_bits": cl.fresh_budget(),
         "weight_prep_s": prep.weight_prep_s,
         "comm_mb": (tot.bytes_up + tot.bytes_down) / n / 1e6,
+        "comm_mb_zlib": (tot.bytes_up_zlib + tot.bytes_down_zlib) / n / 1e6,
+        "comm_mb_seeded": (tot.bytes_up_seeded + tot.bytes_down) / n / 1e6,
         "macs": d.model.net.macs,
     }
 
