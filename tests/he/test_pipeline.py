@@ -111,3 +111,10 @@ def test_too_small_parameters_fail_loudly(toy_model):
     x = np.random.default_rng(1).integers(0, 256, size=toy_model.net.input_shape)
     with pytest.raises(ConfigError, match="noise budget exhausted"):
         run(toy_model, small, "rr", x)
+
+
+def test_key_memory_guard():
+    from veil.he.layers import network, random_model
+    m = random_model(network("vgg16"), 0)
+    with pytest.raises(ConfigError, match="Galois keys"):
+        Client(m.net, HEParams(8192, (45, 45, 45, 45), 29), "mask").setup_message()

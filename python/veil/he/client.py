@@ -21,6 +21,11 @@ from veil.he.packing import LinearPlan, network_plans
 from veil.he.params import HEParams, make_context
 
 
+# Galois keys are generated per distinct rotation step; the masking baseline on wide layers
+# needs thousands, more memory than a run should take.
+MAX_KEY_BYTES = 1 << 30
+
+
 def galois_steps(plans: list[LinearPlan]) -> list[int]:
     steps: set[int] = set()
     for p in plans:
@@ -62,6 +67,12 @@ class Client:
         gk = seal.GaloisKeys()
         steps = galois_steps([p for i, p in enumerate(self.plans)
                               if self.key_layers is None or i in self.key_layers])
+        k = len(self.params.coeff_bits)
+        key_bytes = len(steps) * (k - 1) * 2 * k * self.params.poly_degree * 8
+        if key_bytes > MAX_KEY_BYTES:
+            raise ConfigError(f"{self.net.name}: the {self.mode} layout needs {len(steps)} Galois "
+                              f"keys ({key_bytes / 2**30:.1f} GiB), over the "
+                              f"{MAX_KEY_BYTES / 2**30:.0f} GiB limit; run fewer layers")
         if steps:
             self._keygen.create_galois_keys(steps, gk)
         msg = wire.pack(1, 0, [self.ctx.key_context_data().parms().to_bytes(),
