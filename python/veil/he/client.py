@@ -75,8 +75,11 @@ class Client:
                               f"{MAX_KEY_BYTES / 2**30:.0f} GiB limit; run fewer layers")
         if steps:
             self._keygen.create_galois_keys(steps, gk)
-        msg = wire.pack(1, 0, [self.ctx.key_context_data().parms().to_bytes(),
-                               gk.to_string(), self.mode.encode("ascii")])
+        keys = gk.to_string()
+        del gk                   # the client never rotates; only the server keeps the keys
+        msg = wire.pack(1, 0, [self.ctx.key_context_data().parms().to_bytes(), keys,
+                               self.mode.encode("ascii")])
+        del keys
         c.client_s = time.perf_counter() - t0
         c.bytes_up = len(msg)
         self.galois_key_count = len(steps)

@@ -53,6 +53,7 @@ def digits(cfg: DigitsConfig) -> dict:
     sv = Server(d.model)
     msg, setup = cl.setup_message()
     prep = sv.setup(msg)
+    del msg                      # the Galois keys: hundreds of MB for the masking layout
     xs = d.x_test[:cfg.images or len(d.x_test)]
     ys = d.y_test[:len(xs)]
     exact = correct = 0
@@ -144,6 +145,7 @@ def network_cost(cfg: NetworkConfig) -> dict:
         sv = Server(model, cache_bytes=0)
         msg, _ = cl.setup_message()
         sv.setup(msg, set(chosen))
+        del msg
         for i in chosen:
             st = model.net.stages[i]
             x = rng.integers(0, 256, size=st.layer.in_shape)

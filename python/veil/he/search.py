@@ -106,7 +106,7 @@ class _Probe:
         return self.dec.invariant_noise_budget(y)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=2)             # contexts and keys are large; budgets are cached below
 def _probe(p: HEParams) -> _Probe:
     return _Probe(p)
 

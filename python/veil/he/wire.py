@@ -21,20 +21,22 @@ _LEN = struct.Struct("<I")
 DIGEST = 16
 
 
-def pack(kind: int, layer: int, blobs: list[bytes]) -> bytes:
-    parts = [_HEAD.pack(MAGIC, kind, layer, len(blobs))]
+def pack(kind: int, layer: int, blobs: list[bytes]) -> bytearray:
+    # Built in place: a setup message carries hundreds of MB of Galois keys.
+    buf = bytearray(_HEAD.pack(MAGIC, kind, layer, len(blobs)))
     for b in blobs:
-        parts.append(_LEN.pack(len(b)))
-        parts.append(b)
-    body = b"".join(parts)
-    return body + hashlib.blake2b(body, digest_size=DIGEST).digest()
+        buf += _LEN.pack(len(b))
+        buf += b
+    buf += hashlib.blake2b(buf, digest_size=DIGEST).digest()
+    return buf
 
 
 def unpack(msg: bytes, want_kind: int, want_layer: int | None = None) -> tuple[int, list[bytes]]:
     what = KINDS.get(want_kind, str(want_kind))
     if len(msg) < _HEAD.size + DIGEST:
         raise ConfigError(f"{what} message: {len(msg)} bytes is too short to be a message")
-    body, digest = msg[:-DIGEST], msg[-DIGEST:]
+    view = memoryview(msg)          # no copy of what may be hundreds of MB of keys
+    body, digest = view[:-DIGEST], bytes(view[-DIGEST:])
     if hashlib.blake2b(body, digest_size=DIGEST).digest() != digest:
         raise ConfigError(f"{what} message: checksum mismatch, the ciphertext bytes are corrupted")
     magic, kind, layer, count = _HEAD.unpack_from(body, 0)
@@ -50,7 +52,7 @@ def unpack(msg: bytes, want_kind: int, want_layer: int | None = None) -> tuple[i
         off += _LEN.size
         if off + n > len(body):
             raise ConfigError(f"{what} message: truncated")
-        blobs.append(body[off:off + n])
+        blobs.append(bytes(body[off:off + n]))
         off += n
     if off != len(body):
         raise ConfigError(f"{what} message: {len(body) - off} trailing bytes")
