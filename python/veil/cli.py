@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,6 +83,8 @@ def _describe_model(model) -> list[str]:
                 extra = {**extra, **inner}
         if "component" in extra:
             tname = f"name of a {extra['component']}"
+        elif getattr(ann, "__origin__", None) is Literal:
+            tname = "one of " + ", ".join(repr(a) for a in ann.__args__)
         bounds = []
         for m in f.metadata:
             for attr, sym in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):

@@ -8,6 +8,7 @@ cluster never needs the store and a bad point fails before any work starts.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -128,6 +129,8 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
 
     if REGISTRY.experiment(experiment).exclusive:
         jobs = 1
+    client, own_client = (_connect(scheduler) if isinstance(scheduler, str) else (scheduler, False)) \
+        if (scheduler and todo) else (None, False)
     bar = _progress(len(todo), label, progress)
 
     def done(i: int, result: dict[str, Any] | None, elapsed: float, error: str | None) -> None:
@@ -144,8 +147,8 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
     try:
         if todo:
             payload = [(i, configs[i].model_dump(mode="json")) for i in todo]
-            if scheduler:
-                _run_dask(experiment, payload, scheduler, done)
+            if client is not None:
+                _run_dask(experiment, payload, client, done)
             elif jobs <= 1 or len(todo) == 1:
                 for i, cfg in payload:
                     try:
@@ -157,6 +160,8 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
                 _run_pool(experiment, payload, jobs, done)
     finally:
         bar.close()
+        if own_client:
+            client.close()
     for i, j in dup.items():
         if j in found:
             found[i] = found[j]
@@ -167,8 +172,10 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
 def _progress(total: int, label: str, enabled: bool):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=label, unit="pt", file=sys.stderr, disable=not enabled or total == 0,
-                leave=False, dynamic_ncols=True)
+    # A bar redrawn into a log file is noise: draw it on a terminal only (VEIL_PROGRESS=1 forces it).
+    on_tty = sys.stderr.isatty() or os.environ.get("VEIL_PROGRESS") == "1"
+    return tqdm(total=total, desc=label, unit="pt", file=sys.stderr, disable=not (enabled and on_tty) or total == 0,
+                leave=False, dynamic_ncols=True, mininterval=0.5)
 
 
 def _error_text(e: BaseException) -> str:
@@ -191,31 +198,32 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
                 done(i, None, 0.0, _error_text(e))
 
 
-def _run_dask(experiment: str, payload: list[tuple[int, dict]], scheduler: str | Any,
-              done: Callable[[int, dict | None, float, str | None], None]) -> None:
+def _connect(address: str):
     try:
-        from distributed import Client, as_completed as dask_completed
+        from distributed import Client
     except ImportError:  # pragma: no cover - dask is a declared dependency
         raise ConfigError("--scheduler needs dask.distributed; install veil's dependencies") from None
     try:
-        client = scheduler if not isinstance(scheduler, str) else Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError) as e:
-        raise ConfigError(f"--scheduler {scheduler}: cannot connect ({e})") from None
-    try:
-        futures = {}
-        for i, cfg in payload:
-            fut = client.submit(compute, experiment, cfg, pure=False, key=f"veil-{experiment}-{i}-{id(payload)}")
-            futures[fut] = i
-        for fut in dask_completed(list(futures)):
-            i = futures[fut]
-            try:
-                result, elapsed = fut.result()
-                done(i, result, elapsed, None)
-            except Exception as e:
-                done(i, None, 0.0, _error_text(e))
-    finally:
-        if isinstance(scheduler, str):
-            client.close()
+        return Client(address, timeout="10s"), True
+    except (OSError, TimeoutError, ValueError) as e:
+        raise ConfigError(f"--scheduler {address}: cannot connect ({e})") from None
+
+
+def _run_dask(experiment: str, payload: list[tuple[int, dict]], client: Any,
+              done: Callable[[int, dict | None, float, str | None], None]) -> None:
+    from distributed import as_completed as dask_completed
+
+    futures = {}
+    for i, cfg in payload:
+        fut = client.submit(compute, experiment, cfg, pure=False, key=f"veil-{experiment}-{i}-{id(payload)}")
+        futures[fut] = i
+    for fut in dask_completed(list(futures)):
+        i = futures[fut]
+        try:
+            result, elapsed = fut.result()
+            done(i, result, elapsed, None)
+        except Exception as e:
+            done(i, None, 0.0, _error_text(e))
 
 
 def run_sweep(spec: SweepSpec, store: ResultStore | None, **kw) -> SweepOutcome:
