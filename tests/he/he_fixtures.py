@@ -1,3 +1,5 @@
+"""Shared fixtures of the he tests (imported by name: tests/conftest.py owns the name conftest)."""
+
 import numpy as np
 import pytest
 
