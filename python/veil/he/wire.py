@@ -1,7 +1,8 @@
 """The bytes that cross between client and server.
 
 A message is a small envelope around SEAL's own serialization: magic, kind, layer index, the
-serialized blobs with their lengths, and a BLAKE2b-128 digest of all of it. SEAL's loader only
+serialized blobs with their lengths, and a SHA-256 digest (first 16 bytes) of all of it
+(SHA-256 rather than BLAKE2b: CPUs with SHA extensions hash it twice as fast). SEAL's loader only
 rejects malformed headers and out-of-range coefficients; a flipped bit inside a coefficient
 would decrypt to garbage silently, so the digest turns corruption into a clear error. The
 envelope's bytes are counted with the payload.
@@ -21,13 +22,17 @@ _LEN = struct.Struct("<I")
 DIGEST = 16
 
 
+def _digest(data) -> bytes:
+    return hashlib.sha256(data).digest()[:DIGEST]
+
+
 def pack(kind: int, layer: int, blobs: list[bytes]) -> bytearray:
     # Built in place: a setup message carries hundreds of MB of Galois keys.
     buf = bytearray(_HEAD.pack(MAGIC, kind, layer, len(blobs)))
     for b in blobs:
         buf += _LEN.pack(len(b))
         buf += b
-    buf += hashlib.blake2b(buf, digest_size=DIGEST).digest()
+    buf += _digest(buf)
     return buf
 
 
@@ -37,7 +42,7 @@ def unpack(msg: bytes, want_kind: int, want_layer: int | None = None) -> tuple[i
         raise ConfigError(f"{what} message: {len(msg)} bytes is too short to be a message")
     view = memoryview(msg)          # no copy of what may be hundreds of MB of keys
     body, digest = view[:-DIGEST], bytes(view[-DIGEST:])
-    if hashlib.blake2b(body, digest_size=DIGEST).digest() != digest:
+    if _digest(body) != digest:
         raise ConfigError(f"{what} message: checksum mismatch, the ciphertext bytes are corrupted")
     magic, kind, layer, count = _HEAD.unpack_from(body, 0)
     if magic != MAGIC or kind != want_kind:
