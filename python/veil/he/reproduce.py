@@ -27,6 +27,7 @@ def reproduce(ctx) -> None:
     dg = ctx.run("he.digits", {"images": 120 if quick else 0})
     ctx.metric("he/digits_exact_match", dg["exact_match"])
     ctx.metric("he/digits_accuracy", dg["encrypted_accuracy"])
+    ctx.metric("he/digits_images", dg["images"])
     dgm = ctx.run("he.digits", {"images": 3, "mode": "mask"})
     ctx.text(
         f"Real network: a CNN (conv 3x3 8, conv 3x3 16, fc 10) trained here on scikit-learn's "
@@ -100,6 +101,25 @@ def reproduce(ctx) -> None:
         f"{dgm['per_inference']['mask_mults']:.0f} mask multiplications, budget "
         f"{dgm['fresh_budget_bits']} bits fresh, at worst {_used(dgm)} bits used. Random-weight "
         f"layers of the four networks run encrypted: all equal plaintext: {exact_layers}.")
+
+    fig, axes = ctx.subplots(1, 3, figsize=(9.5, 3.4))
+    x = np.arange(len(NETS))
+    for ax_, title, get in (
+            (axes[0], "rotations", lambda r: r["totals"]["rotations"] + r["totals"]["column_rotations"]),
+            (axes[1], "mask multiplications", lambda r: r["totals"]["mask_mults"]),
+            (axes[2], "log q (bits)", lambda r: r["params"]["log_q"])):
+        ax_.bar(x - 0.2, [get(nets[n]) for n in NETS], 0.4, label="rotational redundancy")
+        ax_.bar(x + 0.2, [get(masks[n]) for n in NETS], 0.4, label="masking")
+        ax_.set_title(title, fontsize=9)
+        ax_.set_xticks(x, [LABEL[n] for n in NETS], fontsize=6.5, rotation=20)
+        if title != "log q (bits)":
+            ax_.set_yscale("symlog")
+    axes[0].legend(fontsize=7)
+    ctx.figure(fig, "rr_vs_mask",
+               caption="Per inference, each layout at its own smallest parameters: rotations, "
+                       "mask multiplications and coefficient-modulus size.",
+               rows=[("mask multiplications with rotational redundancy (all networks)", 0,
+                      sum(nets[n]["totals"]["mask_mults"] for n in NETS), "")])
 
     # ------------------------------------------------------------------ Fig. 10
     fig, ax = ctx.subplots(figsize=(7.5, 4.2))
