@@ -10,9 +10,11 @@ input channel (j+d) mod n under output channel j (the diagonal method; d = g*B +
 into baby steps b applied to the input and giant steps g*B applied to partial sums).
 
 * Rotational redundancy (mode "rr"): each frame carries the layer's zero padding, so a pixel
-  shift never leaves the frame for any output pixel, and the window is followed by n-1 wrapped
-  copies of its first frames, so a rotation by up to n-1 frames reads the right channel. Every
-  rotation the server performs is one plain `rotate_rows`; there is no masking multiplication.
+  shift never leaves the frame for any output pixel, and the window of n frames cycles through
+  nin = min(n, c_in) input channels with nin-1 wrapped copies after it (frame f holds channel
+  f mod nin), so a rotation by up to nin-1 frames reads the right channel. Every rotation the
+  server performs is one plain `rotate_rows`; there is no masking multiplication. Outputs are
+  exact zeros outside their n frames, so several output ciphertexts fold into one reply.
 * Masking baseline (mode "mask"): frames are the bare H x W images packed back to back, so a
   window rotation is emulated as rot(x, s)*M1 + rot(x, s - nF)*M2 and a pixel shift that reads
   outside the image is zeroed by a mask, the way windows are emulated without redundancy.
@@ -58,7 +60,7 @@ class LinearPlan:
     depthwise: bool = False  # SumPool: channel j stays in frame j
     merge: int = 1           # output ciphertexts folded into one before sending (rr only)
     nin: int = 0             # input channels cycled through a window (diagonals); n if 0
-    _masks: dict = field(default_factory=dict, repr=False)
+    _masks: dict = field(default_factory=dict, repr=False)     # cache of baseline masks
 
     def __post_init__(self):
         if not self.nin:
