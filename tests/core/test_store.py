@@ -82,3 +82,19 @@ def test_export_csv_and_parquet(tmp_path):
     t = pq.read_table(tmp_path / "r.parquet")
     assert t.column("result.v").to_pylist() == [0.0, 1.5, 3.0]
     assert t.column("config_hash").to_pylist()[2] == "h000000000000002"
+
+
+def test_source_fingerprint_follows_code(tmp_path):
+    from veil.core.runner import source_fingerprint, veil_version
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "notes.md").write_text("docs do not count")
+    first = source_fingerprint(tmp_path)
+    (tmp_path / "notes.md").write_text("changed docs")
+    assert source_fingerprint(tmp_path) == first
+    (tmp_path / "pkg" / "a.py").write_text("x = 2\n")
+    assert source_fingerprint(tmp_path) != first
+    import veil
+
+    assert veil_version().startswith(veil.__version__ + "+")

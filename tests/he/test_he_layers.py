@@ -4,7 +4,6 @@ import pytest
 from veil.core import ConfigError
 from veil.he.layers import (Conv, SumPool, check_input, client_step, linear_int, network,
                             Stage, random_model)
-from he_fixtures import rng  # noqa: F401  (fixtures)
 
 
 def naive_conv(x, w, b, pad):

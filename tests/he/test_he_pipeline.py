@@ -9,7 +9,6 @@ from veil.he.accounting import Counts
 from veil.he.client import Client
 from veil.he.params import HEParams
 from veil.he.server import Server, count_plan
-from he_fixtures import small_model, toy_model  # noqa: F401  (fixtures)
 
 P = HEParams(8192, (60, 60, 60), 30)
 

@@ -7,7 +7,6 @@ from veil.he.layers import network, random_model
 from veil.he.params import HEParams
 from veil.he.search import check_params, plain_bits_needed, require_params, search
 from veil.he.server import Server
-from he_fixtures import toy_model  # noqa: F401  (fixtures)
 
 
 @pytest.mark.parametrize("name", ["lenet5_small", "lenet5_large", "squeezenet", "vgg16"])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import time
+from pathlib import Path
 from typing import Any
 
 from veil.core.config import ExperimentConfig, config_hash, validate
@@ -11,10 +14,29 @@ from veil.core.registry import REGISTRY
 from veil.core.store import Record, ResultStore, now_iso
 
 
+def source_fingerprint(root: Path) -> str:
+    """Hash of every Python source (contents) and native module (size and build time) under `root`."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".so", ".pyd") and p.is_file()):
+        h.update(str(path.relative_to(root)).encode())
+        if path.suffix == ".py":
+            h.update(path.read_bytes())
+        else:  # tens of MB: its size and build time identify a build without reading it
+            st = path.stat()
+            h.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:10]
+
+
+@functools.cache
 def veil_version() -> str:
+    """The version results are stored under: release version + fingerprint of the code.
+
+    A stored point is reused only by the exact code that computed it, so editing a model
+    during development never serves results of the old code.
+    """
     import veil
 
-    return veil.__version__
+    return f"{veil.__version__}+{source_fingerprint(Path(veil.__file__).parent)}"
 
 
 def compute(experiment: str, config: dict[str, Any]) -> tuple[dict[str, Any], float]:

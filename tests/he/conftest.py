@@ -1,4 +1,4 @@
-"""Shared fixtures of the he tests (imported by name: tests/conftest.py owns the name conftest)."""
+"""Shared fixtures of the he tests."""
 
 import numpy as np
 import pytest
