@@ -9,6 +9,8 @@ VEIL   := $(VENV)/bin/veil
 STAMP  := $(VENV)/.veil-installed
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 PY_META := pyproject.toml
+# maturin's build hook calls the `maturin` binary: the venv's bin must come first on PATH.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 .PHONY: setup run test test-rust test-python bench clean
 

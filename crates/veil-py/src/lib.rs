@@ -3,8 +3,11 @@
 
 use pyo3::prelude::*;
 
+mod crypto;
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    crypto::register(m)?;
     Ok(())
 }

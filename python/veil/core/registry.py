@@ -1,0 +1,206 @@
+"""The one registry of systems, components, experiments, reproducers and benchmarks.
+
+Systems register themselves when their package is imported; `load_systems()` imports every
+subpackage of `veil` except the framework's own, so adding a system needs no edit here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from veil.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from veil.core.config import ExperimentConfig
+
+FRAMEWORK_PACKAGES = {"core", "cli"}
+
+
+def _system_of(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] == "veil" and len(parts) > 1:
+        return parts[1]
+    if parts[0] == "veil_benches" and len(parts) > 1:
+        return parts[1]
+    return parts[0]
+
+
+@dataclass(frozen=True)
+class Component:
+    kind: str
+    name: str
+    doc: str
+    system: str
+    params: type[BaseModel] | None = None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    config: type[ExperimentConfig]
+    func: Callable[[Any], dict]
+    doc: str
+    system: str
+    exclusive: bool = False  # measures wall time: its points run one at a time, never side by side
+
+
+@dataclass(frozen=True)
+class Reproducer:
+    system: str
+    title: str
+    func: Callable[[Any], None]
+    order: int
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    system: str
+    name: str
+    func: Callable[[Any], None]
+    doc: str
+
+
+@dataclass
+class Registry:
+    components: dict[str, dict[str, Component]] = field(default_factory=dict)
+    experiments: dict[str, Experiment] = field(default_factory=dict)
+    reproducers: dict[str, Reproducer] = field(default_factory=dict)
+    benchmarks: dict[str, Benchmark] = field(default_factory=dict)
+    cli_hooks: dict[str, Callable[[Any], None]] = field(default_factory=dict)
+
+    def component(self, kind: str, name: str) -> Component:
+        known = self.components.get(kind)
+        if known is None:
+            raise ConfigError(f"unknown component kind '{kind}'; known: {', '.join(sorted(self.components))}")
+        if name not in known:
+            raise ConfigError(f"unknown {kind} '{name}'; known: {', '.join(sorted(known))}")
+        return known[name]
+
+    def experiment(self, name: str) -> Experiment:
+        load_systems()
+        if name not in self.experiments:
+            raise ConfigError(f"unknown experiment '{name}'; known: {', '.join(sorted(self.experiments))}")
+        return self.experiments[name]
+
+    def systems(self) -> list[str]:
+        load_systems()
+        names = {c.system for kind in self.components.values() for c in kind.values()}
+        names |= {e.system for e in self.experiments.values()}
+        names |= set(self.reproducers) | {b.system for b in self.benchmarks.values()}
+        return sorted(names)
+
+
+REGISTRY = Registry()
+_loaded = False
+
+
+def register_component(kind: str, name: str, doc: str, params: type[BaseModel] | None = None) -> Component:
+    """Registers a named component of `kind` (e.g. "memnet.routing") with a one-line doc."""
+    system = _system_of(sys._getframe(1).f_globals.get("__name__", "veil"))
+    comp = Component(kind=kind, name=name, doc=doc, system=system, params=params)
+    slot = REGISTRY.components.setdefault(kind, {})
+    if name in slot and slot[name] != comp:
+        raise RuntimeError(f"{kind} '{name}' registered twice")
+    slot[name] = comp
+    return comp
+
+
+def register_experiment(name: str, config: type[ExperimentConfig], doc: str = "", exclusive: bool = False):
+    """Decorator: `func(cfg) -> dict` becomes experiment `name` configured by `config`.
+
+    `exclusive=True` marks an experiment that measures time on this machine: sweeps run its
+    points one after another so they never compete for cores.
+    """
+
+    def deco(func):
+        exp = Experiment(name=name, config=config, func=func, doc=doc or (func.__doc__ or "").strip().split("\n")[0],
+                         system=_system_of(func.__module__), exclusive=exclusive)
+        old = REGISTRY.experiments.get(name)
+        if old is not None and old.func.__qualname__ != func.__qualname__:
+            raise RuntimeError(f"experiment '{name}' registered twice")
+        REGISTRY.experiments[name] = exp
+        return func
+
+    return deco
+
+
+def register_reproducer(system: str, title: str, order: int = 50):
+    """Decorator: `func(ctx)` reproduces `system`'s paper figures into the report."""
+
+    def deco(func):
+        REGISTRY.reproducers[system] = Reproducer(system=system, title=title, func=func, order=order)
+        return func
+
+    return deco
+
+
+def register_benchmark(system: str, doc: str = "", name: str | None = None):
+    """Decorator: `func(ctx)` is a benchmark of `system`, run by `veil bench`."""
+
+    def deco(func):
+        key = name or system
+        REGISTRY.benchmarks[key] = Benchmark(system=system, name=key, func=func,
+                                             doc=doc or (func.__doc__ or "").strip().split("\n")[0])
+        return func
+
+    return deco
+
+
+def register_cli(system: str):
+    """Decorator: `func(subparsers)` adds a system's own `veil <system> ...` commands.
+
+    The parser it adds must `set_defaults(handler=fn)` with `fn(args) -> int`.
+    """
+
+    def deco(func):
+        REGISTRY.cli_hooks[system] = func
+        return func
+
+    return deco
+
+
+def load_systems() -> None:
+    """Imports every system package once, so their registrations run."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import veil
+
+    for info in sorted(pkgutil.iter_modules(veil.__path__), key=lambda m: m.name):
+        if info.ispkg and info.name not in FRAMEWORK_PACKAGES and not info.name.startswith("_"):
+            importlib.import_module(f"veil.{info.name}")
+
+
+def benches_dir() -> Path | None:
+    """The repository's `benches/` folder: beside `python/` for a source checkout, else the cwd's."""
+    import veil
+
+    for cand in (Path(veil.__file__).resolve().parents[2] / "benches", Path.cwd() / "benches"):
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def load_benchmarks() -> None:
+    load_systems()
+    folder = benches_dir()
+    if folder is None:
+        return
+    for path in sorted(folder.glob("*.py")):
+        modname = f"veil_benches.{path.stem}"
+        if modname in sys.modules:
+            continue
+        spec = importlib.util.spec_from_file_location(modname, path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = module
+        spec.loader.exec_module(module)

@@ -1,0 +1,241 @@
+"""Parameter sweeps: cartesian `[grid]` crossed with zipped `[zip]` lists over a `[base]` config.
+
+Points run on a local process pool by default, or on a Dask distributed cluster. Workers only
+compute; this process validates every point up front and writes every result, so a remote
+cluster never needs the store and a bad point fails before any work starts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from veil.core.config import (ExperimentConfig, apply_overrides, config_hash, read_toml, set_dotted,
+                              split_experiment, validate)
+from veil.core.errors import ConfigError, VeilError
+from veil.core.registry import REGISTRY
+from veil.core.runner import compute, make_record, veil_version
+from veil.core.store import Record, ResultStore
+
+SWEEP_KEYS = {"experiment", "base", "grid", "zip", "name"}
+
+
+@dataclass
+class Point:
+    index: int
+    overrides: dict[str, Any]
+    config: ExperimentConfig
+    hash: str
+
+
+@dataclass
+class SweepSpec:
+    experiment: str
+    points: list[Point]
+    name: str = ""
+
+
+@dataclass
+class SweepOutcome:
+    records: list[Record] = field(default_factory=list)
+    computed: int = 0
+    cached: int = 0
+    failed: list[tuple[int, str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        total = self.computed + self.cached + len(self.failed)
+        return (f"{total} points: {self.computed} computed, {self.cached} cached (skipped), "
+                f"{len(self.failed)} failed")
+
+
+def expand(grid: dict[str, list], zipped: dict[str, list], where: str) -> list[dict[str, Any]]:
+    for table, name in ((grid, "grid"), (zipped, "zip")):
+        for k, v in table.items():
+            if not isinstance(v, list) or not v:
+                raise ConfigError(f"{where}: {name}.{k}: expected a non-empty list of values")
+    lengths = {k: len(v) for k, v in zipped.items()}
+    if len(set(lengths.values())) > 1:
+        raise ConfigError(f"{where}: zip: lists must have equal lengths (got {lengths})")
+    zip_rows = [dict(zip(zipped, vals)) for vals in zip(*zipped.values())] if zipped else [{}]
+    grid_rows = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())] if grid else [{}]
+    return [{**g, **z} for g in grid_rows for z in zip_rows]
+
+
+def spec_from_data(data: dict[str, Any], where: str) -> SweepSpec:
+    unknown = set(data) - SWEEP_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: {sorted(unknown)[0]}: unknown key; allowed: {', '.join(sorted(SWEEP_KEYS))}")
+    for t in ("base", "grid", "zip"):
+        if not isinstance(data.get(t, {}), dict):
+            raise ConfigError(f"{where}: {t}: expected a table")
+    experiment, _ = split_experiment({"experiment": data.get("experiment")}, where)
+    base = data.get("base", {})
+    rows = expand(_flat(data.get("grid", {})), _flat(data.get("zip", {})), where)
+    points = []
+    for i, row in enumerate(rows):
+        cfg_data = apply_overrides(base, [])
+        for k, v in row.items():
+            set_dotted(cfg_data, k, v)
+        label = ", ".join(f"{k}={v}" for k, v in row.items())
+        cfg = validate(experiment, cfg_data, f"{where}: point {i} ({label})" if label else where)
+        points.append(Point(i, row, cfg, config_hash(experiment, cfg)))
+    return SweepSpec(experiment, points, str(data.get("name", Path(where).stem)))
+
+
+def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`[grid.router] vcs = [..]` and `"router.vcs" = [..]` both mean the dotted key router.vcs."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        key = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, dict):
+            out.update(_flat(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+def load_spec(path: str | Path, overrides: list[str] | None = None) -> SweepSpec:
+    data = apply_overrides(read_toml(path), overrides or [])
+    return spec_from_data(data, str(path))
+
+
+def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultStore | None, *,
+               jobs: int = 1, scheduler: str | None = None, force: bool = False,
+               progress: bool = True, label: str = "sweep") -> SweepOutcome:
+    """Runs configs (cached ones are read back); results come back in input order."""
+    out = SweepOutcome()
+    version = veil_version()
+    found: dict[int, Record] = {}
+    todo: list[int] = []
+    seen: dict[str, int] = {}
+    dup: dict[int, int] = {}
+    for i, cfg in enumerate(configs):
+        h = config_hash(experiment, cfg)
+        if h in seen:
+            dup[i] = seen[h]
+            continue
+        seen[h] = i
+        hit = None if (force or store is None) else store.get(experiment, h, version)
+        if hit is not None:
+            found[i] = hit
+            out.cached += 1
+        else:
+            todo.append(i)
+
+    if REGISTRY.experiment(experiment).exclusive:
+        jobs = 1
+    client, own_client = (_connect(scheduler) if isinstance(scheduler, str) else (scheduler, False)) \
+        if (scheduler and todo) else (None, False)
+    bar = _progress(len(todo), label, progress)
+
+    def done(i: int, result: dict[str, Any] | None, elapsed: float, error: str | None) -> None:
+        bar.update(1)
+        if error is not None:
+            out.failed.append((i, error))
+            return
+        rec = make_record(experiment, configs[i], result or {}, elapsed)
+        if store is not None:
+            store.put(rec)
+        found[i] = rec
+        out.computed += 1
+
+    try:
+        if todo:
+            payload = [(i, configs[i].model_dump(mode="json")) for i in todo]
+            if client is not None:
+                _run_dask(experiment, payload, client, done)
+            elif jobs <= 1 or len(todo) == 1:
+                for i, cfg in payload:
+                    try:
+                        result, elapsed = compute(experiment, cfg)
+                        done(i, result, elapsed, None)
+                    except VeilError as e:
+                        done(i, None, 0.0, str(e))
+            else:
+                _run_pool(experiment, payload, jobs, done)
+    finally:
+        bar.close()
+        if own_client:
+            client.close()
+    for i, j in dup.items():
+        if j in found:
+            found[i] = found[j]
+    out.records = [found[i] for i in sorted(found)]
+    return out
+
+
+def _progress(total: int, label: str, enabled: bool):
+    from tqdm import tqdm
+
+    # A bar redrawn into a log file is noise: draw it on a terminal only (VEIL_PROGRESS=1 forces it).
+    on_tty = sys.stderr.isatty() or os.environ.get("VEIL_PROGRESS") == "1"
+    return tqdm(total=total, desc=label, unit="pt", file=sys.stderr, disable=not (enabled and on_tty) or total == 0,
+                leave=False, dynamic_ncols=True, mininterval=0.5)
+
+
+def _error_text(e: BaseException) -> str:
+    return str(e) if isinstance(e, VeilError) else f"{type(e).__name__}: {e}"
+
+
+def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
+              done: Callable[[int, dict | None, float, str | None], None]) -> None:
+    import multiprocessing as mp
+
+    # spawn, not fork: the parent may hold threads (Dask, rayon) that fork would copy mid-lock.
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+        futures = {pool.submit(compute, experiment, cfg): i for i, cfg in payload}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                result, elapsed = fut.result()
+                done(i, result, elapsed, None)
+            except Exception as e:  # a failed point is reported, the sweep goes on
+                done(i, None, 0.0, _error_text(e))
+
+
+def _connect(address: str):
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - dask is a declared dependency
+        raise ConfigError("--scheduler needs dask.distributed; install veil's dependencies") from None
+    try:
+        return Client(address, timeout="10s"), True
+    except (OSError, TimeoutError, ValueError) as e:
+        raise ConfigError(f"--scheduler {address}: cannot connect ({e})") from None
+
+
+def _run_dask(experiment: str, payload: list[tuple[int, dict]], client: Any,
+              done: Callable[[int, dict | None, float, str | None], None]) -> None:
+    from distributed import as_completed as dask_completed
+
+    futures = {}
+    for i, cfg in payload:
+        fut = client.submit(compute, experiment, cfg, pure=False, key=f"veil-{experiment}-{i}-{id(payload)}")
+        futures[fut] = i
+    for fut in dask_completed(list(futures)):
+        i = futures[fut]
+        try:
+            result, elapsed = fut.result()
+            done(i, result, elapsed, None)
+        except Exception as e:
+            done(i, None, 0.0, _error_text(e))
+
+
+def run_sweep(spec: SweepSpec, store: ResultStore | None, **kw) -> SweepOutcome:
+    return run_points(spec.experiment, [p.config for p in spec.points], store, label=spec.name or "sweep", **kw)
+
+
+def configs_for(experiment: str, base: dict[str, Any], rows: Iterable[dict[str, Any]]) -> list[ExperimentConfig]:
+    """Validated configs for `base` updated by each row of dotted overrides (used by reproducers)."""
+    out = []
+    for row in rows:
+        data = apply_overrides(base, [])
+        for k, v in row.items():
+            set_dotted(data, k, v)
+        out.append(validate(experiment, data))
+    return out

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class CliResult:
+    rc: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def store_path(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "store" / "results.sqlite"
+    monkeypatch.setenv("VEIL_STORE", str(path))
+    return path
+
+
+@pytest.fixture
+def veil_cli(tmp_path, store_path):
+    """Runs `veil ...` in a subprocess, as a user would, inside tmp_path."""
+
+    def run(*args: str, timeout: float = 300, env: dict | None = None) -> CliResult:
+        full_env = {**os.environ, "VEIL_STORE": str(store_path), **(env or {})}
+        p = subprocess.run([sys.executable, "-m", "veil.cli", *args], cwd=tmp_path, env=full_env,
+                           capture_output=True, text=True, timeout=timeout)
+        return CliResult(p.returncode, p.stdout, p.stderr)
+
+    return run
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path

@@ -1,0 +1,26 @@
+import json
+
+from conftest import write
+
+
+def test_reproduce_crypto_writes_report(veil_cli, tmp_path):
+    r = veil_cli("reproduce", "crypto", "--quick", "--out", "rep")
+    assert r.rc == 0, r.err + r.out
+    html = (tmp_path / "rep" / "index.html").read_text()
+    assert "crypto: throughput of Veil" in html and "data:image/png;base64," in html
+    assert "Veil / paper" in html
+    res = json.loads((tmp_path / "rep" / "results.json").read_text())
+    for key in ("crypto/aes_ctr_gbps_1t", "crypto/aes_gcm_gbps_1t", "crypto/aes_gcm_vs_cryptography"):
+        assert isinstance(res[key], float) and res[key] > 0, key
+    assert res["veil/mode"] == "quick"
+    figs = {p.name for p in (tmp_path / "rep" / "figures").iterdir()}
+    assert {"crypto_throughput_vs_size.png", "crypto_throughput_vs_size.svg"} <= figs
+    # A second run reads every stored point back.
+    again = veil_cli("reproduce", "crypto", "--quick", "--out", "rep")
+    assert again.rc == 0 and "(0 computed" in again.out
+
+
+def test_reproduce_into_unwritable_out(veil_cli, tmp_path):
+    write(tmp_path / "blocker", "x")
+    r = veil_cli("reproduce", "crypto", "--out", "blocker/sub")
+    assert r.rc == 2 and "--out" in r.err and len(r.err.strip().splitlines()) == 1
