@@ -229,7 +229,7 @@ fn bad_configurations_are_one_line_errors() {
         (Config { sses: 65, ..Config::default() }, "sses"),
         (Config { cores_per_sse: 0, ..Config::default() }, "cores_per_sse"),
         (Config { l1d_ways: 0, ..Config::default() }, "l1d"),
-        (Config { l2_slice_kb: 100, l2_ways: 16, ..Config::default() }, "l2_slice"),
+        (Config { l2_slice_kb: 100, l2_ways: 3, ..Config::default() }, "l2_slice"),
         (Config { clock_ghz: 0.0, ..Config::default() }, "clock_ghz"),
     ];
     for (c, field) in bad {
