@@ -29,3 +29,8 @@ pub fn simulate_many_json(json: &str) -> Result<String, String> {
     let rs: Result<Vec<SimResult>, String> = simulate_many(&cfgs).into_iter().collect();
     serde_json::to_string(&rs?).map_err(|e| e.to_string())
 }
+
+/// The default configuration as JSON.
+pub fn default_config_json() -> String {
+    serde_json::to_string(&Config::default()).expect("config serialises")
+}

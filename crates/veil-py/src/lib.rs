@@ -4,10 +4,12 @@
 use pyo3::prelude::*;
 
 mod crypto;
+mod enclave;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     crypto::register(m)?;
+    enclave::register(m)?;
     Ok(())
 }
