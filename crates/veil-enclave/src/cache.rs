@@ -23,16 +23,15 @@ fn mix(x: u64) -> u64 {
 /// A set-associative cache with true LRU.
 ///
 /// Each way is one `u64`: a 32-bit fingerprint of the line (0 = empty), a dirty bit and a 31-bit
-/// LRU stamp, so a set of 8 ways fits one host cache line and a lookup costs one host miss at
-/// most. Fingerprints are a bijective mix of the line address truncated to 32 bits: two lines in
-/// one set sharing a fingerprint has probability ~2^-29 per fill, and the full address is kept
-/// beside (`lines`) for the one place that needs it, a victim leaving the set.
+/// LRU stamp. A set is stored as its `ways` way words followed by the `ways` full line addresses
+/// (needed only for victims), so a lookup touches one host cache line and a fill the one next
+/// to it. Fingerprints are half of a bijective mix of the line address: two lines of one set
+/// sharing a fingerprint has probability ~2^-29 per fill.
 #[derive(Clone, Debug)]
 pub struct SetAssoc {
     sets: u64,
     ways: usize,
-    w: Vec<u64>,
-    lines: Vec<u64>,
+    data: Vec<u64>,
     clock: u32,
 }
 
@@ -51,27 +50,27 @@ impl SetAssoc {
         let lines = (bytes / 64).max(1) as usize;
         let ways = ways.clamp(1, lines);
         let sets = (lines / ways).max(1);
-        Self { sets: sets as u64, ways, w: vec![0; sets * ways], lines: vec![0; sets * ways], clock: 0 }
+        Self { sets: sets as u64, ways, data: vec![0; 2 * sets * ways], clock: 0 }
     }
 
     pub fn capacity_lines(&self) -> usize {
         self.sets as usize * self.ways
     }
 
-    /// Set base index and fingerprint of `line`.
+    /// Index of the set's first way word, and the fingerprint of `line`.
     #[inline]
     fn key(&self, line: u64) -> (usize, u64) {
         let m = mix(line);
         // Multiply-shift range reduction on the high half: any set count, no division.
         let set = ((m as u128 * self.sets as u128) >> 64) as usize;
         let fp = ((m as u32) | 1) as u64; // low half, never 0
-        (set * self.ways, fp << 32)
+        (set * 2 * self.ways, fp << 32)
     }
 
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
         let (b, fp) = self.key(line);
-        self.w[b..b + self.ways].iter().position(|&x| x & !0xFFFF_FFFF == fp).map(|i| b + i)
+        self.data[b..b + self.ways].iter().position(|&x| x & !0xFFFF_FFFF == fp).map(|i| b + i)
     }
 
     #[inline]
@@ -79,10 +78,11 @@ impl SetAssoc {
         self.clock += 1;
         if self.clock as u64 > STAMP {
             // Stamps are about to overflow 31 bits: restart them in the same relative order.
-            let mut order: Vec<usize> = (0..self.w.len()).filter(|&i| self.w[i] != 0).collect();
-            order.sort_by_key(|&i| self.w[i] & STAMP);
+            let ways = self.ways;
+            let mut order: Vec<usize> = (0..self.data.len()).filter(|&i| (i / ways) % 2 == 0 && self.data[i] != 0).collect();
+            order.sort_by_key(|&i| self.data[i] & STAMP);
             for (k, &i) in order.iter().enumerate() {
-                self.w[i] = (self.w[i] & !STAMP) | (k as u64 + 1);
+                self.data[i] = (self.data[i] & !STAMP) | (k as u64 + 1);
             }
             self.clock = order.len() as u32 + 1;
         }
@@ -96,7 +96,7 @@ impl SetAssoc {
     /// Whether `line` is present, and if so whether it is dirty.
     #[inline]
     pub fn probe(&self, line: u64) -> Option<bool> {
-        self.find(line).map(|i| self.w[i] & DIRTY != 0)
+        self.find(line).map(|i| self.data[i] & DIRTY != 0)
     }
 
     /// Looks `line` up; on a hit refreshes LRU and marks it dirty on a write.
@@ -106,7 +106,7 @@ impl SetAssoc {
             Some(i) => {
                 let c = self.tick();
                 let d = if write { DIRTY } else { 0 };
-                self.w[i] = (self.w[i] & !STAMP) | c | d;
+                self.data[i] = (self.data[i] & !STAMP) | c | d;
                 true
             }
             None => false,
@@ -118,19 +118,19 @@ impl SetAssoc {
         let (b, fp) = self.key(line);
         let mut v = b;
         for i in b..b + self.ways {
-            if self.w[i] == 0 {
+            if self.data[i] == 0 {
                 v = i;
                 break;
             }
-            if self.w[i] & STAMP < self.w[v] & STAMP {
+            if self.data[i] & STAMP < self.data[v] & STAMP {
                 v = i;
             }
         }
-        let old = self.w[v];
-        let out = (old != 0).then(|| Victim { line: self.lines[v], dirty: old & DIRTY != 0 });
+        let old = self.data[v];
+        let out = (old != 0).then(|| Victim { line: self.data[v + self.ways], dirty: old & DIRTY != 0 });
         let c = self.tick();
-        self.w[v] = fp | c | if dirty { DIRTY } else { 0 };
-        self.lines[v] = line;
+        self.data[v] = fp | c | if dirty { DIRTY } else { 0 };
+        self.data[v + self.ways] = line;
         out
     }
 
@@ -146,15 +146,15 @@ impl SetAssoc {
     /// Removes `line`; returns whether it was dirty, or None if absent.
     pub fn invalidate(&mut self, line: u64) -> Option<bool> {
         let i = self.find(line)?;
-        let d = self.w[i] & DIRTY != 0;
-        self.w[i] = 0;
+        let d = self.data[i] & DIRTY != 0;
+        self.data[i] = 0;
         Some(d)
     }
 
     /// Marks a present line clean (after its owner supplied it to a reader).
     pub fn clean(&mut self, line: u64) {
         if let Some(i) = self.find(line) {
-            self.w[i] &= !DIRTY;
+            self.data[i] &= !DIRTY;
         }
     }
 }
