@@ -95,6 +95,7 @@ def one_line_error(r, *needles):
     ("requests=0", "requests"),
     ("model=sse-xl", "enclave.model"),
     ("workers=1000", "workers"),
+    ("responder_sleep_us=0.2", "responder_sleep_us"),
 ])
 def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "enclave.server"\ntiles = 16\nrequests = 8\n')

@@ -246,6 +246,13 @@ impl Config {
                 return Err(format!("{name} must be a finite number > 0, got {v}"));
             }
         }
+        if self.responder_sleep_us * 1000.0 <= self.ctx_switch_ns || self.responder_sleep_us < 0.1 {
+            return Err(format!(
+                "responder_sleep_us ({} us) must be at least 0.1 us and longer than a context switch ({} ns): \
+                 a worker sharing a core with its responder runs only in between",
+                self.responder_sleep_us, self.ctx_switch_ns
+            ));
+        }
         if self.sched_quantum_us <= 0.0 {
             return Err("sched_quantum_us must be > 0".into());
         }

@@ -202,6 +202,8 @@ struct Sim<'a> {
     sleep_cycles: Cycle,
     quantum_cycles: Cycle,
     workers_left: usize,
+    /// Guard against configurations that make no progress (a bug would otherwise hang).
+    event_budget: u64,
     app_ws_lines: u64,
     app_hot_lines: u64,
     resp_lines: u64,
@@ -382,6 +384,7 @@ impl<'a> Sim<'a> {
             sleep_cycles: cyc(cfg.responder_sleep_us * 1000.0).max(1),
             quantum_cycles: cyc(cfg.sched_quantum_us * 1000.0).max(1),
             workers_left: n,
+            event_budget: 2_000 * m.max(1) * (1 + n as u64 / cfg.tiles as u64) + 10_000_000,
             app_ws_lines,
             app_hot_lines: cfg.app_hot_kb as u64 * 16,
             resp_lines,
@@ -709,7 +712,9 @@ impl<'a> Sim<'a> {
     fn begin(&mut self, u: usize, tid: usize) {
         self.units[u].cur = Some(tid);
         self.units[u].last = Some(tid);
-        if self.threads[tid].worker.is_some() && self.units[u].pinned_workers > 1 {
+        // A worker that shares its core gets a quantum, so a thread queued behind it (another
+        // worker, or a responder woken while a responder ran) always gets the core back.
+        if self.threads[tid].worker.is_some() && self.units[u].pinned.len() > 1 {
             self.units[u].qgen += 1;
             let gen = self.units[u].qgen;
             self.q.after(self.quantum_cycles, Ev::Quantum { core: u, gen });
@@ -786,6 +791,10 @@ impl<'a> Sim<'a> {
             self.preempt(u, true);
             self.units[u].runq.push_front(tid);
             self.dispatch(u);
+        } else if urgent {
+            // Another responder holds the core: this one runs next, ahead of any worker (a
+            // preempted worker re-queues at the front and would otherwise starve it).
+            self.units[u].runq.push_front(tid);
         } else {
             self.units[u].runq.push_back(tid);
         }
@@ -1013,7 +1022,7 @@ impl<'a> Sim<'a> {
         }
         self.refresh_dirty();
         while let Some((_, ev)) = self.q.pop() {
-            if self.workers_left == 0 {
+            if self.workers_left == 0 || self.c.events >= self.event_budget {
                 break;
             }
             self.c.events += 1;
@@ -1046,12 +1055,12 @@ impl<'a> Sim<'a> {
                     if gen != self.units[core].qgen {
                         continue;
                     }
-                    let others = self.units[core].runq.iter().any(|&t| self.threads[t].worker.is_some());
+                    let others = !self.units[core].runq.is_empty();
                     if let Some(cur) = self.units[core].cur {
                         if self.threads[cur].worker.is_some() && others {
                             self.preempt(core, false);
                             self.dispatch(core);
-                        } else if self.threads[cur].worker.is_some() && self.units[core].pinned_workers > 1 {
+                        } else if self.threads[cur].worker.is_some() {
                             self.units[core].qgen += 1;
                             let g = self.units[core].qgen;
                             self.q.after(self.quantum_cycles, Ev::Quantum { core, gen: g });
@@ -1110,7 +1119,11 @@ pub fn simulate(cfg: &Config) -> Result<SimResult, String> {
     let mut sim = Sim::new(cfg);
     sim.run();
     if sim.workers_left != 0 {
-        return Err(format!("simulation stalled with {} workers unfinished (a model bug)", sim.workers_left));
+        return Err(format!(
+            "simulation made no progress after {} events with {} workers unfinished (check that responder_sleep_us \
+             is well above ctx_switch_ns) [{:?}]",
+            sim.c.events, sim.workers_left, sim.c
+        ));
     }
     Ok(sim.result())
 }

@@ -242,3 +242,25 @@ fn bad_configurations_are_one_line_errors() {
     let e = veil_enclave::simulate_json(r#"{"tile": 4}"#).unwrap_err();
     assert!(e.contains("tile"), "{e}");
 }
+
+#[test]
+fn oversubscribed_cores_still_serve_every_request() {
+    // Several worker-responder pairs per core: responders and workers share by timer and quantum.
+    let cases = [
+        Config { requests: 300, ..cfg(Model::ExL, Policy::Sgx, 128) },
+        Config { requests: 30, tiles: 1, ..cfg(Model::ExL, Policy::Sev, 3) },
+        Config { requests: 200, tiles: 16, ..cfg(Model::SseHp, Policy::Sgx, 64) },
+        Config { requests: 200, tiles: 16, ..cfg(Model::ExB, Policy::Sgx, 64) },
+    ];
+    for (c, r) in cases.iter().zip(simulate_many(&cases)) {
+        let r = r.unwrap_or_else(|e| panic!("{c:?}: {e}"));
+        assert!(r.each_request_once, "{} {} workers on {} tiles", r.model, r.workers, r.tiles);
+        assert_eq!(r.counters.calls_posted, r.counters.calls_completed);
+    }
+}
+
+#[test]
+fn a_responder_timer_shorter_than_a_switch_is_rejected() {
+    let e = simulate(&Config { responder_sleep_us: 0.4, ..cfg(Model::ExL, Policy::Sgx, 64) }).unwrap_err();
+    assert!(e.contains("responder_sleep_us"), "{e}");
+}
