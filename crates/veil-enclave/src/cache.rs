@@ -196,7 +196,8 @@ pub struct Hierarchy {
     l1_no_write_alloc: Vec<bool>,
     pub l2: Vec<SetAssoc>,
     dir: Vec<DirEntry>,
-    mesh_cols: u32,
+    /// (x, y) of each tile on the mesh.
+    coord: Vec<(u16, u16)>,
     tiles: u64,
     lat: Latency,
     pub l1_stats: Vec<L1Stats>,
@@ -217,7 +218,7 @@ impl Hierarchy {
             l1_no_write_alloc: l1s.iter().map(|&(_, _, _, n)| n).collect(),
             l2: (0..tiles).map(|_| SetAssoc::new(l2_bytes, l2_ways)).collect(),
             dir: vec![DirEntry::default(); dir_lines],
-            mesh_cols: cols,
+            coord: (0..tiles).map(|t| ((t % cols) as u16, (t / cols) as u16)).collect(),
             tiles: tiles as u64,
             lat,
             l1_stats: vec![L1Stats::default(); l1s.len()],
@@ -240,9 +241,9 @@ impl Hierarchy {
         if a == b {
             return 0;
         }
-        let (ax, ay) = (a % self.mesh_cols, a / self.mesh_cols);
-        let (bx, by) = (b % self.mesh_cols, b / self.mesh_cols);
-        ax.abs_diff(bx) + ay.abs_diff(by)
+        let (ax, ay) = self.coord[a as usize];
+        let (bx, by) = self.coord[b as usize];
+        (ax.abs_diff(bx) + ay.abs_diff(by)) as u32
     }
 
     #[inline]
@@ -291,12 +292,12 @@ impl Hierarchy {
     pub fn access(&mut self, id: usize, line: u64, write: bool) -> f64 {
         self.l1_stats[id].accesses += 1;
         let shared = line & SHARED_BIT != 0;
+        if !shared && self.l1[id].touch(line, write) {
+            return 0.0;
+        }
         let tile = self.l1_tile[id];
         let home = self.home_of(line);
         if !shared {
-            if self.l1[id].touch(line, write) {
-                return 0.0;
-            }
             self.l1_stats[id].misses += 1;
             let stall = self.l2_round_trip(tile, home) + self.l2_access(line, false);
             if let Some(v) = self.l1[id].fill(line, write) {
