@@ -140,6 +140,8 @@ pub struct Config {
     pub work_lines_scale: f64,
     /// Scales the kernel lines each system call touches.
     pub syscall_lines_scale: f64,
+    /// Scales the kernel-global lines (shared by every tile) each system call touches.
+    pub global_lines_scale: f64,
     pub seed: u64,
 }
 
@@ -187,6 +189,7 @@ impl Default for Config {
             syscall_scale: 1.0,
             work_lines_scale: 1.0,
             syscall_lines_scale: 1.0,
+            global_lines_scale: 1.0,
             seed: 1,
         }
     }
@@ -229,6 +232,7 @@ impl Config {
             ("syscall_scale", self.syscall_scale),
             ("work_lines_scale", self.work_lines_scale),
             ("syscall_lines_scale", self.syscall_lines_scale),
+            ("global_lines_scale", self.global_lines_scale),
         ];
         for (name, v) in non_neg {
             if !v.is_finite() || v < 0.0 {

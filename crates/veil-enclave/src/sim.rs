@@ -568,8 +568,9 @@ impl<'a> Sim<'a> {
             let off = self.sh_kstate + (seed + i) % KERNEL_STATE_LINES;
             stall += self.mem.access(l1, self.shared_line(w, off), i % 2 == 0);
         }
-        for i in 0..call.global_lines as u64 {
-            stall += self.mem.access(l1, self.global_line(seed + i), i == 0);
+        let g_lines = (call.global_lines as f64 * self.cfg.global_lines_scale).round() as u64;
+        for i in 0..g_lines {
+            stall += self.mem.access(l1, self.global_line(seed + i), i % 3 == 0);
         }
         // Data handed in.
         let in_b = self.bytes(call.in_size);

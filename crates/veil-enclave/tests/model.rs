@@ -75,7 +75,7 @@ fn sse_beats_exitless_at_64_but_stays_short_of_bl() {
         assert!(hp.throughput_krps >= nhp.throughput_krps, "HP at least as fast as NHP");
         // The mechanisms behind it: no ecalls, no swaps, data moving between core and SSE.
         assert_eq!(hp.counters.ecalls + hp.counters.ctx_switches + hp.counters.responder_sleeps, 0);
-        assert!(hp.sharing_misses > 5 * a.bl.sharing_misses, "core-SSE data movement shows as sharing misses");
+        assert!(hp.sharing_misses > 3 * a.bl.sharing_misses, "core-SSE data movement shows as sharing misses");
         assert!(nhp.l2_misses > hp.l2_misses, "the smaller L2 slice costs SSE-NHP misses");
     }
 }

@@ -76,6 +76,7 @@ class ServerConfig(ExperimentConfig):
     syscall_scale: float = Field(1.0, ge=0, description="scales the system-call compute of the step table")
     work_lines_scale: float = Field(1.0, ge=0, description="scales the application lines each step touches")
     syscall_lines_scale: float = Field(1.0, ge=0, description="scales the kernel lines each call touches")
+    global_lines_scale: float = Field(1.0, ge=0, description="scales the kernel-global (all-tile) lines each call touches")
 
     @model_validator(mode="after")
     def _fit(self):
