@@ -12,7 +12,7 @@ PY_META := pyproject.toml
 # maturin's build hook calls the `maturin` binary: the venv's bin must come first on PATH.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup run test test-rust test-python bench clean
+.PHONY: setup system-deps run test test-rust test-python bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,10 +26,19 @@ $(STAMP): $(VENV)/bin/python $(RUST_SOURCES) $(PY_META)
 
 setup: $(STAMP)
 
+# Debian's redis-server is the ORAM remote store in the tests. Installed where we may (root with
+# apt-get, as on CI); elsewhere the Redis tests skip and say why.
+system-deps:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing redis-server (Debian package)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	  else echo "note: redis-server is not installed: the oram Redis tests will skip"; fi; }
+
 run: setup
 	$(VEIL) reproduce --quick
 
-test: setup test-rust test-python
+test: setup system-deps test-rust test-python
 
 test-rust:
 	cargo test --workspace --release -q

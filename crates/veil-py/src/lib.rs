@@ -4,12 +4,16 @@
 use pyo3::prelude::*;
 
 mod crypto;
+mod memnet;
+mod oram;
 mod enclave;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     crypto::register(m)?;
+    memnet::register(m)?;
+    oram::register(m)?;
     enclave::register(m)?;
     Ok(())
 }

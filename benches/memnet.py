@@ -1,0 +1,113 @@
+"""`veil bench memnet`: simulator speed.
+
+Two workloads from the issue, both with the booksim_compat router and uniform traffic:
+- 8x8 mesh, DOR, 0.25 flits/node/cycle, 4-flit packets, 60,000 cycles (10,000 warm-up +
+  50,000 measured, then the drain); target >= 5x BookSim2 (about 6,500 cycles/s on the 2-core
+  CI machine, so >= 32,500 cycles/s).
+- 1056-node dragonfly (p=4, a=8, h=4, 33 groups; local 10 / global 100 cycles, 2 VCs x 256,
+  internal speedup 2, min routing) at 0.45 for 60,000 cycles; target under 60 s (BookSim2:
+  531 CPU-s).
+
+When a BookSim2 binary built from its public source is found (environment variable
+VEIL_BOOKSIM, or ../booksim-build/src/booksim or ../booksim2/src/booksim next to the
+repository), the mesh workload is also run on it and the same-run ratio is printed.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import tempfile
+import time
+
+from veil.core import register_benchmark
+from veil.memnet import engine
+
+BOOKSIM_MESH_CYCLES_PER_S = 6500.0
+BOOKSIM_DRAGONFLY_SECONDS = 531.0
+
+
+def _fixed(cfg: dict, warmup: int = 10_000, measure: int = 50_000) -> dict:
+    cfg["sim"].update(mode="fixed", warmup_cycles=warmup, measure_cycles=measure)
+    return cfg
+
+
+def mesh_config() -> dict:
+    return _fixed(engine.booksim_preset("mesh8x8", 0.25))
+
+
+def dragonfly1056_config() -> dict:
+    cfg = engine.booksim_preset("dragonfly72", 0.45)
+    cfg["topology"].update(p=4, a=8, h=4)
+    return _fixed(cfg)
+
+
+def find_booksim() -> pathlib.Path | None:
+    env = os.environ.get("VEIL_BOOKSIM")
+    if env:
+        p = pathlib.Path(env)
+        return p if p.is_file() else None
+    root = pathlib.Path(__file__).resolve().parent.parent
+    for cand in (root.parent / "booksim-build" / "src" / "booksim", root.parent / "booksim2" / "src" / "booksim"):
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+BOOKSIM_MESH = """topology = mesh; k = 8; n = 2; routing_function = dor; num_vcs = 4; vc_buf_size = 8;
+wait_for_tail_credit = 0; vc_allocator = separable_input_first; sw_allocator = separable_input_first;
+alloc_iters = 1; credit_delay = 2; routing_delay = 0; vc_alloc_delay = 1; sw_alloc_delay = 1;
+st_final_delay = 1; input_speedup = 1; output_speedup = 1; internal_speedup = 1.0; traffic = uniform;
+packet_size = 4; injection_rate_uses_flits = 1; sim_type = latency; warmup_periods = 3;
+sample_period = 10000; seed = 1; injection_rate = 0.25;
+"""
+
+
+def run_booksim(binary: pathlib.Path) -> tuple[float, int] | None:
+    """CPU seconds and cycles of BookSim2 on the mesh workload, or None if it fails."""
+    with tempfile.TemporaryDirectory() as d:
+        cfg = pathlib.Path(d) / "mesh.cfg"
+        cfg.write_text(BOOKSIM_MESH)
+        t0 = os.times()
+        try:
+            out = subprocess.run([str(binary), str(cfg)], capture_output=True, text=True, timeout=600).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+        t1 = os.times()
+    cycles = None
+    for line in out.splitlines():
+        if line.startswith("Time taken is"):
+            cycles = int(line.split()[3])
+    if cycles is None:
+        return None
+    return (t1.children_user + t1.children_system) - (t0.children_user + t0.children_system), cycles
+
+
+def timed(cfg: dict) -> tuple[dict, float]:
+    """CPU seconds of one run: BookSim2's reference speeds are CPU seconds too, and CPU time
+    does not depend on what else the machine is running."""
+    t0 = time.process_time()
+    r = engine.simulate(cfg)
+    return r, time.process_time() - t0
+
+
+@register_benchmark("memnet", doc="memnet simulator speed: 8x8 mesh and 1056-node dragonfly")
+def bench(ctx):
+    r, secs = timed(mesh_config())
+    cps = r["cycles_simulated"] / secs
+    pps = r["packets_delivered"] / secs
+    baseline = BOOKSIM_MESH_CYCLES_PER_S
+    binary = find_booksim()
+    if binary is not None:
+        bs = run_booksim(binary)
+        if bs is not None and bs[0] > 0:
+            baseline = bs[1] / bs[0]
+    ctx.report("memnet/mesh8x8_cycles_per_s", cps, unit="cycles/s", baseline=baseline,
+               ratio=cps / baseline, target=">= 32500 (5x BookSim2)")
+    ctx.report("memnet/mesh8x8_packets_per_s", pps, unit="packets/s")
+    r, secs = timed(dragonfly1056_config())
+    ctx.report("memnet/dragonfly1056_seconds", secs, unit="s", baseline=BOOKSIM_DRAGONFLY_SECONDS,
+               ratio=BOOKSIM_DRAGONFLY_SECONDS / secs, target="< 60")
+    ctx.report("memnet/dragonfly1056_cycles_per_s", r["cycles_simulated"] / secs, unit="cycles/s")
+    ctx.report("memnet/dragonfly1056_packets_per_s", r["packets_delivered"] / secs, unit="packets/s")

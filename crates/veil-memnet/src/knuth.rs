@@ -1,0 +1,248 @@
+//! Knuth's lagged-Fibonacci generators (TAOCP vol. 2, 3rd ed., section 3.6: `ran_array`
+//! for 30-bit integers, `ranf_array` for doubles in [0,1)), as BookSim2 uses them: both
+//! seeded with the same seed, consumed through 1009-long batches of which the first 100 are
+//! used. With `rng = "booksim"` memnet draws every random number BookSim2 would draw, in the
+//! same order, from these generators, so a run can be compared with BookSim2 draw for draw.
+
+const KK: usize = 100;
+const LL: usize = 37;
+const MM: i64 = 1 << 30;
+const TT: i32 = 70;
+const QUALITY: usize = 1009;
+
+#[inline]
+fn mod_diff(x: i64, y: i64) -> i64 {
+    (x - y) & (MM - 1)
+}
+
+#[inline]
+fn mod_sum(x: f64, y: f64) -> f64 {
+    let s = x + y;
+    s - (s as i64) as f64
+}
+
+pub struct KnuthInt {
+    x: [i64; KK],
+    buf: Vec<i64>,
+    pos: usize,
+}
+
+impl KnuthInt {
+    pub fn new(seed: i64) -> Self {
+        let mut g = Self { x: [0; KK], buf: vec![0; QUALITY], pos: KK };
+        let mut x = [0i64; KK + KK - 1];
+        let mut ss = (seed + 2) & (MM - 2);
+        for v in x.iter_mut().take(KK) {
+            *v = ss;
+            ss <<= 1;
+            if ss >= MM {
+                ss -= MM - 2;
+            }
+        }
+        x[1] += 1;
+        let mut s = seed & (MM - 1);
+        let mut t = TT - 1;
+        while t > 0 {
+            for j in (1..KK).rev() {
+                x[j + j] = x[j];
+                x[j + j - 1] = 0;
+            }
+            for j in (KK..=KK + KK - 2).rev() {
+                x[j - (KK - LL)] = mod_diff(x[j - (KK - LL)], x[j]);
+                x[j - KK] = mod_diff(x[j - KK], x[j]);
+            }
+            if s & 1 == 1 {
+                for j in (1..=KK).rev() {
+                    x[j] = x[j - 1];
+                }
+                x[0] = x[KK];
+                if x[KK] != 0 {
+                    x[LL] = mod_diff(x[LL], x[KK]);
+                }
+            }
+            if s != 0 {
+                s >>= 1;
+            } else {
+                t -= 1;
+            }
+        }
+        for j in 0..LL {
+            g.x[j + KK - LL] = x[j];
+        }
+        for j in LL..KK {
+            g.x[j - LL] = x[j];
+        }
+        let mut aa = vec![0i64; KK + KK - 1];
+        for _ in 0..10 {
+            g.array(&mut aa);
+        }
+        g
+    }
+
+    fn array(&mut self, aa: &mut [i64]) {
+        let n = aa.len();
+        aa[..KK].copy_from_slice(&self.x);
+        for j in KK..n {
+            aa[j] = mod_diff(aa[j - KK], aa[j - LL]);
+        }
+        let mut j = n;
+        for i in 0..LL {
+            self.x[i] = mod_diff(aa[j - KK], aa[j - LL]);
+            j += 1;
+        }
+        for i in LL..KK {
+            self.x[i] = mod_diff(aa[j - KK], self.x[i - LL]);
+            j += 1;
+        }
+    }
+
+    #[inline]
+    pub fn next(&mut self) -> i64 {
+        if self.pos >= KK {
+            let mut buf = std::mem::take(&mut self.buf);
+            self.array(&mut buf);
+            self.buf = buf;
+            self.pos = 0;
+        }
+        let v = self.buf[self.pos];
+        self.pos += 1;
+        v
+    }
+
+    /// BookSim's RandomInt(max): uniform in [0, max].
+    #[inline]
+    pub fn int(&mut self, max: u32) -> u32 {
+        (self.next() % (max as i64 + 1)) as u32
+    }
+}
+
+pub struct KnuthFloat {
+    u: [f64; KK],
+    buf: Vec<f64>,
+    pos: usize,
+}
+
+impl KnuthFloat {
+    pub fn new(seed: i64) -> Self {
+        let mut g = Self { u: [0.0; KK], buf: vec![0.0; QUALITY], pos: KK };
+        let mut u = [0f64; KK + KK - 1];
+        let ulp = (1.0 / (1i64 << 30) as f64) / (1i64 << 22) as f64;
+        let mut ss = 2.0 * ulp * ((seed & 0x3fff_ffff) + 2) as f64;
+        for v in u.iter_mut().take(KK) {
+            *v = ss;
+            ss += ss;
+            if ss >= 1.0 {
+                ss -= 1.0 - 2.0 * ulp;
+            }
+        }
+        u[1] += ulp;
+        let mut s = seed & 0x3fff_ffff;
+        let mut t = TT - 1;
+        while t > 0 {
+            for j in (1..KK).rev() {
+                u[j + j] = u[j];
+                u[j + j - 1] = 0.0;
+            }
+            for j in (KK..=KK + KK - 2).rev() {
+                u[j - (KK - LL)] = mod_sum(u[j - (KK - LL)], u[j]);
+                u[j - KK] = mod_sum(u[j - KK], u[j]);
+            }
+            if s & 1 == 1 {
+                for j in (1..=KK).rev() {
+                    u[j] = u[j - 1];
+                }
+                u[0] = u[KK];
+                u[LL] = mod_sum(u[LL], u[KK]);
+            }
+            if s != 0 {
+                s >>= 1;
+            } else {
+                t -= 1;
+            }
+        }
+        for j in 0..LL {
+            g.u[j + KK - LL] = u[j];
+        }
+        for j in LL..KK {
+            g.u[j - LL] = u[j];
+        }
+        let mut aa = vec![0f64; KK + KK - 1];
+        for _ in 0..10 {
+            g.array(&mut aa);
+        }
+        g
+    }
+
+    fn array(&mut self, aa: &mut [f64]) {
+        let n = aa.len();
+        aa[..KK].copy_from_slice(&self.u);
+        for j in KK..n {
+            aa[j] = mod_sum(aa[j - KK], aa[j - LL]);
+        }
+        let mut j = n;
+        for i in 0..LL {
+            self.u[i] = mod_sum(aa[j - KK], aa[j - LL]);
+            j += 1;
+        }
+        for i in LL..KK {
+            self.u[i] = mod_sum(aa[j - KK], self.u[i - LL]);
+            j += 1;
+        }
+    }
+
+    /// BookSim's RandomFloat(): uniform in [0, 1).
+    #[inline]
+    pub fn next(&mut self) -> f64 {
+        if self.pos >= KK {
+            let mut buf = std::mem::take(&mut self.buf);
+            self.array(&mut buf);
+            self.buf = buf;
+            self.pos = 0;
+        }
+        let v = self.buf[self.pos];
+        self.pos += 1;
+        v
+    }
+}
+
+/// BookSim2's global random state: one integer and one floating-point generator.
+pub struct BookSimRng {
+    pub int: KnuthInt,
+    pub float: KnuthFloat,
+}
+
+impl BookSimRng {
+    pub fn new(seed: u64) -> Self {
+        let s = (seed & 0x7fff_ffff) as i64;
+        Self { int: KnuthInt::new(s), float: KnuthFloat::new(s) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knuth_published_check_value() {
+        // TAOCP's rng.c self-test: after ran_start(310952) and 2010 calls of
+        // ran_array(a, 1009), a[0] = 995235265.
+        let mut g = KnuthInt::new(310952);
+        let mut a = vec![0i64; 1009];
+        for _ in 0..2010 {
+            g.array(&mut a);
+        }
+        assert_eq!(a[0], 995_235_265);
+    }
+
+    #[test]
+    fn knuth_double_check_value() {
+        // rng-double.c self-test: after ranf_start(310952) and 2009 calls of
+        // ranf_array(a, 1009), the state's first element is 0.36410514377569680455.
+        let mut g = KnuthFloat::new(310952);
+        let mut a = vec![0f64; 1009];
+        for _ in 0..2009 {
+            g.array(&mut a);
+        }
+        assert!((g.u[0] - 0.364_105_143_775_696_8).abs() < 1e-15, "{}", g.u[0]);
+    }
+}

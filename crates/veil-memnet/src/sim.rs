@@ -1,0 +1,891 @@
+//! The simulator: cycle loop, channels (a timing wheel), endpoints (source queues,
+//! injection, ejection), run control (warm-up, measurement, drain), watchdog and the
+//! conservation check.
+//!
+//! Channel timing (BookSim2's): a flit or credit put on a channel of latency d in cycle t is
+//! seen by the receiver in cycle t+d+1; a router uses a received credit credit_delay cycles
+//! later. The source queue is infinite but lazy (BookSim's `qtime`): a node draws its
+//! Bernoulli trials for past cycles only when it has no packet left to inject, so memory does
+//! not grow with offered load or time.
+
+use std::collections::VecDeque;
+
+use rand::Rng;
+use veil_core::{Accumulator, Histogram, RngStreams, StreamRng};
+
+use crate::config::SimConfig;
+use crate::error::{ConfigError, SimError};
+use crate::knuth::BookSimRng;
+use crate::packet::{Flit, Packet, PacketSlab, RouteSet};
+use crate::results::{ChannelStat, ChannelUse, SimResult};
+use crate::router::{Ctx, Routers};
+use crate::routing::{self, OccupancyView, PacketRoute, RoutingFunction, VcMap};
+use crate::topology::{ChannelClass, End, Topology};
+use crate::traffic::Pattern;
+
+const EV_FLIT: u8 = 0;
+const EV_CREDIT: u8 = 1;
+const EV_EJECT: u8 = 2;
+const EV_INJ_CREDIT: u8 = 3;
+
+#[derive(Clone, Copy, Debug)]
+struct Ev {
+    kind: u8,
+    vc: u8,
+    idx: u32,
+    flit: Flit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    WarmingUp,
+    Running,
+    Draining,
+}
+
+const NONE: u32 = u32::MAX;
+
+struct Node {
+    cur: u32,
+    sent: u16,
+    vc: i16,
+    last_vc: u8,
+    qtime: u64,
+    qdrained: bool,
+    /// request-reply: replies owed (time the request arrived, requester, record flag).
+    replies: VecDeque<(u64, u32, bool)>,
+    outstanding: u32,
+    batch_left: u64,
+    rng: StreamRng,
+    route_rng: StreamRng,
+}
+
+impl OccupancyView for Routers {
+    fn used(&self, router: usize, port: usize) -> u32 {
+        self.out_used[self.base[router] + port]
+    }
+}
+
+pub struct Engine {
+    cfg: SimConfig,
+    pub topo: Topology,
+    routing: Box<dyn RoutingFunction>,
+    vcmap: VcMap,
+    pub routers: Routers,
+    packets: PacketSlab,
+    wheel: Vec<Vec<Ev>>,
+    wmask: u64,
+    port_router: Vec<u32>,
+    nodes: Vec<Node>,
+    node_occ: Vec<u16>,
+    node_in_use: Vec<bool>,
+    node_tail_sent: Vec<bool>,
+    pattern: Pattern,
+    /// BookSim2's global generators (rng = "booksim"); None = per-node streams.
+    bs: Option<BookSimRng>,
+    sort_arrivals: bool,
+    /// Credit and ejection events of this cycle, handled after injection.
+    later: Vec<Ev>,
+    /// Draws routing makes inside routers when `bs` is None.
+    route_stream: StreamRng,
+    inj_p: f64,
+    pub now: u64,
+    phase: Phase,
+    drain_time: u64,
+    empty_network: bool,
+    speedup_acc: f64,
+    // statistics since the last reset
+    plat: Histogram,
+    nlat: Histogram,
+    hops: Accumulator,
+    accepted_flits: u64,
+    sent_flits: u64,
+    reset_time: u64,
+    chan_flits: Vec<u64>,
+    inj_flits: Vec<u64>,
+    // in flight
+    inflight_flits: u64,
+    inflight_ctime_sum: u128,
+    measured_inflight: u64,
+    credit_events: u64,
+    last_progress: u64,
+    // conservation
+    created_packets: u64,
+    retired_packets: u64,
+    created_flits: u64,
+    ejected_flits: u64,
+    misrouted: u64,
+    batch_done_time: u64,
+}
+
+impl Engine {
+    pub fn new(cfg: &SimConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let topo = Topology::build(&cfg.topology, cfg.router.terminal_latency)?;
+        let routing = routing::build(&cfg.routing, &topo)?;
+        let sort_arrivals = cfg.rng == "booksim" && routing.draws_while_routing();
+        let msg_classes = if cfg.traffic.request_reply { 2 } else { 1 };
+        let route_classes = if cfg.vc_classes { routing.classes() } else { 1 };
+        let vcmap = VcMap::new(cfg.router.num_vcs, route_classes, msg_classes, &cfg.routing)?;
+        let streams = RngStreams::new(cfg.seed);
+        let pattern = Pattern::new(&cfg.traffic, topo.nodes, &mut streams.named("memnet.perm", 0))?;
+        let routers = Routers::new(&topo, &cfg.router);
+        let max_delay = topo.max_latency().max(cfg.router.terminal_latency) as u64 + 2 + cfg.router.credit_delay as u64;
+        let wsize = (max_delay + 1).next_power_of_two();
+        let mut port_router = Vec::with_capacity(*routers.base.last().unwrap());
+        for r in 0..topo.routers {
+            for _ in 0..topo.radix(r) {
+                port_router.push(r as u32);
+            }
+        }
+        let batch = cfg.traffic.injection == "batch";
+        let nodes = (0..topo.nodes)
+            .map(|n| Node {
+                cur: NONE,
+                sent: 0,
+                vc: -1,
+                last_vc: u8::MAX,
+                qtime: 0,
+                qdrained: false,
+                replies: VecDeque::new(),
+                outstanding: 0,
+                batch_left: if batch { cfg.traffic.batch_size as u64 } else { 0 },
+                rng: streams.named("memnet.inject", n as u64),
+                route_rng: streams.named("memnet.route", n as u64),
+            })
+            .collect();
+        let v = cfg.router.num_vcs;
+        let ports = *routers.base.last().unwrap();
+        Ok(Self {
+            inj_p: cfg.traffic.rate / cfg.traffic.packet_size as f64,
+            cfg: cfg.clone(),
+            routing,
+            vcmap,
+            packets: PacketSlab::default(),
+            wheel: (0..wsize).map(|_| Vec::new()).collect(),
+            wmask: wsize - 1,
+            port_router,
+            node_occ: vec![0; topo.nodes * v],
+            node_in_use: vec![false; topo.nodes * v],
+            node_tail_sent: vec![false; topo.nodes * v],
+            nodes,
+            pattern,
+            bs: if cfg.rng == "booksim" { Some(BookSimRng::new(cfg.seed)) } else { None },
+            route_stream: streams.named("memnet.route.network", 0),
+            sort_arrivals,
+            later: Vec::new(),
+            now: 0,
+            phase: Phase::WarmingUp,
+            drain_time: 0,
+            empty_network: false,
+            speedup_acc: 0.0,
+            plat: Histogram::new(),
+            nlat: Histogram::new(),
+            hops: Accumulator::new(),
+            accepted_flits: 0,
+            sent_flits: 0,
+            reset_time: 0,
+            chan_flits: vec![0; ports],
+            inj_flits: vec![0; topo.nodes],
+            inflight_flits: 0,
+            inflight_ctime_sum: 0,
+            measured_inflight: 0,
+            credit_events: 0,
+            last_progress: 0,
+            created_packets: 0,
+            retired_packets: 0,
+            created_flits: 0,
+            ejected_flits: 0,
+            misrouted: 0,
+            batch_done_time: 0,
+            routers,
+            topo,
+        })
+    }
+
+    #[inline]
+    fn schedule(&mut self, at: u64, ev: Ev) {
+        debug_assert!(at > self.now && at - self.now <= self.wmask);
+        self.wheel[(at & self.wmask) as usize].push(ev);
+    }
+
+    fn clear_stats(&mut self) {
+        self.plat = Histogram::new();
+        self.nlat = Histogram::new();
+        self.hops = Accumulator::new();
+        self.accepted_flits = 0;
+        self.sent_flits = 0;
+        self.chan_flits.iter_mut().for_each(|x| *x = 0);
+        self.inj_flits.iter_mut().for_each(|x| *x = 0);
+        self.reset_time = self.now;
+    }
+
+    #[inline]
+    fn counting(&self) -> bool {
+        self.phase != Phase::Draining
+    }
+
+    fn new_packet(&mut self, n: usize, dest: u32, ctime: u64, len: usize, msg: u8, record: bool) -> u32 {
+        let p = Packet {
+            route: PacketRoute { src: n as u32, dest, ph: 0, count: 0, inter: u32::MAX },
+            la: RouteSet::default(),
+            ctime,
+            itime: 0,
+            hops: 0,
+            len: len as u16,
+            remaining: len as u16,
+            record,
+            msg,
+        };
+        self.created_packets += 1;
+        self.created_flits += len as u64;
+        self.inflight_flits += len as u64;
+        self.inflight_ctime_sum += len as u128 * ctime as u128;
+        if record {
+            self.measured_inflight += len as u64;
+        }
+        self.packets.alloc(p)
+    }
+
+    /// Source queue: generate the next packet of node n if it has none (BookSim's _Inject).
+    fn generate(&mut self, n: usize) {
+        let t = self.now;
+        let rr = self.cfg.traffic.request_reply;
+        let batch = self.cfg.traffic.injection == "batch";
+        let max_out = self.cfg.traffic.max_outstanding as u32;
+        while self.nodes[n].qtime <= t {
+            let node = &mut self.nodes[n];
+            if rr {
+                if let Some(&(rt, src, rec)) = node.replies.front() {
+                    if rt <= t {
+                        node.replies.pop_front();
+                        let len = self.cfg.traffic.reply_size;
+                        let record = rec || self.records(rt);
+                        let id = self.new_packet(n, src, rt, len, 1, record);
+                        self.nodes[n].cur = id;
+                        return;
+                    }
+                    node.qtime += 1;
+                    continue;
+                }
+            }
+            let fire = if batch {
+                node.batch_left > 0 && (max_out == 0 || node.outstanding < max_out)
+            } else if let Some(bs) = self.bs.as_mut() {
+                bs.float.next() < self.inj_p
+            } else {
+                node.rng.gen::<f64>() < self.inj_p
+            };
+            let q = node.qtime;
+            node.qtime += 1;
+            if fire {
+                if batch {
+                    node.batch_left -= 1;
+                }
+                if rr || batch {
+                    node.outstanding += 1;
+                }
+                let dest = match (self.bs.as_mut(), &self.pattern) {
+                    (Some(bs), pat) => {
+                        let d = match pat {
+                            Pattern::Uniform { nodes, include_self: true } => bs.int.int(nodes - 1),
+                            // Deterministic patterns draw nothing; the rest use the node stream.
+                            _ => self.pattern.dest(n as u32, &mut self.nodes[n].rng),
+                        };
+                        // BookSim draws a subnetwork for every packet, even with one subnet.
+                        bs.int.next();
+                        d
+                    }
+                    (None, _) => self.pattern.dest(n as u32, &mut self.nodes[n].rng),
+                };
+                let record = self.records(q);
+                let id = self.new_packet(n, dest, q, self.cfg.traffic.packet_size, 0, record);
+                self.nodes[n].cur = id;
+                break;
+            }
+        }
+        if self.phase == Phase::Draining && self.nodes[n].qtime > self.drain_time {
+            self.nodes[n].qdrained = true;
+        }
+    }
+
+    #[inline]
+    fn records(&self, ctime: u64) -> bool {
+        match self.phase {
+            Phase::Running => true,
+            Phase::Draining => ctime < self.drain_time,
+            Phase::WarmingUp => false,
+        }
+    }
+
+    /// Sends at most one flit from node n into its router.
+    fn inject(&mut self, n: usize) {
+        let cur = self.nodes[n].cur;
+        if cur == NONE {
+            return;
+        }
+        let v = self.routers.v;
+        let buf = self.routers.buf as u16;
+        let t = self.now;
+        let msg = self.packets.get(cur).msg as usize;
+        if self.nodes[n].sent == 0 && self.nodes[n].vc < 0 {
+            let (mut lo, mut hi) = self.vcmap.msg_range(msg);
+            if self.routing.random_injection_vc() {
+                let x = match self.bs.as_mut() {
+                    Some(bs) => lo + bs.int.int((hi - lo) as u32) as u8,
+                    None => self.nodes[n].route_rng.gen_range(lo..=hi),
+                };
+                lo = x;
+                hi = x;
+            }
+            let count = (hi - lo + 1) as usize;
+            let lvc = self.nodes[n].last_vc;
+            for i in 1..=count {
+                let vc = if lvc < lo || lvc > hi { lo as usize } else { lo as usize + ((lvc - lo) as usize + i) % count };
+                if self.node_in_use[n * v + vc] || self.node_occ[n * v + vc] >= buf {
+                    continue;
+                }
+                self.nodes[n].vc = vc as i16;
+                break;
+            }
+        }
+        let vc = self.nodes[n].vc;
+        if vc < 0 || self.node_occ[n * v + vc as usize] >= buf {
+            return;
+        }
+        let vc = vc as usize;
+        let (r, port) = self.topo.attach[n];
+        let (r, port) = (r as usize, port as usize);
+        let sent = self.nodes[n].sent;
+        let len = self.packets.get(cur).len;
+        let head = sent == 0;
+        let tail = sent + 1 == len;
+        if head {
+            let node = &mut self.nodes[n];
+            let p = self.packets.get_mut(cur);
+            let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
+                Some(b) => b,
+                None => &mut node.route_rng,
+            };
+            self.routing.at_source(r, &mut p.route, rng, &self.routers);
+            let (op, class) = self.routing.route(r, port, &mut p.route, rng);
+            let (lo, hi) = self.vcmap.range(msg, class);
+            p.la = RouteSet { port: op as u16, vc_lo: lo, vc_hi: hi };
+            p.itime = t;
+            self.node_in_use[n * v + vc] = true;
+            node.last_vc = vc as u8;
+        }
+        self.node_occ[n * v + vc] += 1;
+        if head {
+            self.node_tail_sent[n * v + vc] = false;
+        }
+        if tail {
+            // The injection channel's VC is a buffer like any other: with
+            // wait_for_tail_credit it stays reserved until the tail's credit is back.
+            self.node_tail_sent[n * v + vc] = true;
+            if !self.cfg.router.wait_for_tail_credit {
+                self.node_in_use[n * v + vc] = false;
+            }
+        }
+        let lat = self.topo.inp[r][port].1 as u64;
+        let gp = self.routers.base[r] + port;
+        self.schedule(t + lat + 1, Ev { kind: EV_FLIT, vc: vc as u8, idx: gp as u32, flit: Flit::new(cur, head, tail) });
+        self.last_progress = t;
+        if self.counting() {
+            self.sent_flits += 1;
+            self.inj_flits[n] += 1;
+        }
+        let node = &mut self.nodes[n];
+        if tail {
+            node.cur = NONE;
+            node.sent = 0;
+            node.vc = -1;
+        } else {
+            node.sent += 1;
+        }
+    }
+
+    fn eject(&mut self, n: usize, f: Flit, vc: usize) {
+        let t = self.now;
+        if self.counting() {
+            self.accepted_flits += 1;
+        }
+        // Credit back to the router's ejection output.
+        let (r, port) = self.topo.attach[n];
+        let lat = self.topo.out[r as usize][port as usize].latency as u64;
+        let gp = self.routers.base[r as usize] + port as usize;
+        let at = t + lat + 1 + self.cfg.router.credit_delay as u64;
+        self.schedule(at, Ev { kind: EV_CREDIT, vc: vc as u8, idx: gp as u32, flit: f });
+        self.credit_events += 1;
+        self.ejected_flits += 1;
+        self.last_progress = t;
+        let p = *self.packets.get(f.pkt());
+        self.inflight_flits -= 1;
+        self.inflight_ctime_sum -= p.ctime as u128;
+        if p.record {
+            self.measured_inflight -= 1;
+        }
+        self.packets.get_mut(f.pkt()).remaining -= 1;
+        if f.tail() {
+            debug_assert_eq!(p.remaining, 1);
+            if p.route.dest != n as u32 {
+                self.misrouted += 1;
+            }
+            if self.phase == Phase::WarmingUp || p.record {
+                self.hops.add(p.hops as f64);
+                self.plat.add(t - p.ctime);
+                self.nlat.add(t - p.itime);
+            }
+            if p.msg == 0 && self.cfg.traffic.request_reply {
+                self.nodes[n].replies.push_back((t, p.route.src, p.record));
+            } else if p.msg == 1 {
+                self.nodes[n].outstanding -= 1;
+            } else if self.cfg.traffic.injection == "batch" {
+                self.nodes[p.route.src as usize].outstanding -= 1;
+            }
+            self.retired_packets += 1;
+            self.packets.free(f.pkt());
+        }
+    }
+
+    /// One network cycle.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        let t = self.now;
+        let slot = (t & self.wmask) as usize;
+        let mut evs = std::mem::take(&mut self.wheel[slot]);
+        // BookSim2 queues a router's arriving flits by input port. Allocation does not depend
+        // on that order, but the order of random draws made while routing does: with BookSim's
+        // generator and such a routing function, deliver in BookSim's order.
+        if self.sort_arrivals && evs.len() > 1 {
+            evs.sort_unstable_by_key(|e| ((e.kind as u64) << 32) | e.idx as u64);
+        }
+        // BookSim2's order inside a cycle: flits enter router input queues and the sources
+        // see their injection credits; then sources generate and inject (UGAL reads router
+        // occupancy here); then ejected flits retire and routers process their due credits.
+        let mut later = std::mem::take(&mut self.later);
+        for ev in evs.drain(..) {
+            match ev.kind {
+                EV_FLIT => {
+                    let gp = ev.idx as usize;
+                    let r = self.port_router[gp] as usize;
+                    self.routers.receive_flit(r, gp, ev.flit, ev.vc as usize, &self.packets);
+                }
+                EV_INJ_CREDIT => {
+                    self.credit_events -= 1;
+                    let i = ev.idx as usize * self.routers.v + ev.vc as usize;
+                    self.node_occ[i] -= 1;
+                    if self.cfg.router.wait_for_tail_credit && self.node_occ[i] == 0 && self.node_tail_sent[i] {
+                        self.node_in_use[i] = false;
+                    }
+                }
+                _ => later.push(ev),
+            }
+        }
+        self.wheel[slot] = evs;
+
+        // All sources generate, then all inject (BookSim's order of random draws).
+        if !self.empty_network {
+            for n in 0..self.nodes.len() {
+                if self.nodes[n].cur == NONE {
+                    self.generate(n);
+                }
+            }
+        }
+        for n in 0..self.nodes.len() {
+            self.inject(n);
+        }
+        for ev in later.drain(..) {
+            if ev.kind == EV_CREDIT {
+                self.credit_events -= 1;
+                self.routers.receive_credit(ev.idx as usize, ev.vc as usize);
+            } else {
+                self.eject(ev.idx as usize, ev.flit, ev.vc as usize);
+            }
+        }
+        self.later = later;
+
+        self.speedup_acc += self.cfg.router.internal_speedup;
+        let mut steps = 0;
+        while self.speedup_acc >= 1.0 {
+            self.speedup_acc -= 1.0;
+            steps += 1;
+        }
+        {
+            let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
+                Some(b) => b,
+                None => &mut self.route_stream,
+            };
+            let mut ctx = Ctx { topo: &self.topo, routing: &*self.routing, vcmap: self.vcmap, packets: &mut self.packets, rng };
+            for r in 0..self.routers.n {
+                for _ in 0..steps {
+                    if self.routers.idle(r) {
+                        break;
+                    }
+                    self.routers.step(r, t, &mut ctx);
+                }
+            }
+        }
+        for r in 0..self.routers.n {
+            if self.routers.pending_out[r] > 0 {
+                self.write_outputs(r);
+            }
+        }
+        self.now += 1;
+        self.watchdog()
+    }
+
+    fn write_outputs(&mut self, r: usize) {
+        let t = self.now;
+        let base = self.routers.base[r];
+        let credit_delay = self.cfg.router.credit_delay as u64;
+        let counting = self.counting();
+        for p in 0..self.routers.radix(r) {
+            let gp = base + p;
+            if !self.routers.out_q[gp].is_empty() && t >= self.routers.out_busy_until[gp] {
+                let (f, vc) = self.routers.out_q[gp].pop_front().unwrap();
+                self.routers.pending_out[r] -= 1;
+                let link = self.topo.out[r][p];
+                self.routers.out_busy_until[gp] = t + link.flit_cycles as u64;
+                let at = t + link.latency as u64 + 1;
+                match link.to {
+                    End::Router { r: nr, port } => {
+                        let ngp = self.routers.base[nr as usize] + port as usize;
+                        self.schedule(at, Ev { kind: EV_FLIT, vc, idx: ngp as u32, flit: f });
+                    }
+                    End::Node(n) => self.schedule(at, Ev { kind: EV_EJECT, vc, idx: n, flit: f }),
+                    End::None => unreachable!("routing chose an unconnected port"),
+                }
+                if counting {
+                    self.chan_flits[gp] += 1;
+                }
+                self.last_progress = t;
+            }
+            if let Some(vc) = self.routers.cred_q[gp].pop_front() {
+                self.routers.pending_out[r] -= 1;
+                let (src, lat) = self.topo.inp[r][p];
+                let at = t + lat as u64 + 1;
+                let f = Flit::default();
+                match src {
+                    End::Router { r: sr, port } => {
+                        let sgp = self.routers.base[sr as usize] + port as usize;
+                        self.schedule(at + credit_delay, Ev { kind: EV_CREDIT, vc, idx: sgp as u32, flit: f });
+                    }
+                    End::Node(n) => self.schedule(at, Ev { kind: EV_INJ_CREDIT, vc, idx: n, flit: f }),
+                    End::None => unreachable!(),
+                }
+                self.credit_events += 1;
+            }
+        }
+    }
+
+    fn watchdog(&self) -> Result<(), SimError> {
+        let c = &self.cfg.sim;
+        if self.inflight_flits > 0 && self.now - self.last_progress > c.watchdog_cycles {
+            return Err(SimError::Deadlock {
+                cycle: self.now,
+                in_flight_flits: self.inflight_flits,
+                idle_cycles: self.now - self.last_progress,
+            });
+        }
+        if c.max_packet_age > 0 && self.now % 1024 == 0 {
+            let oldest = self
+                .packets
+                .slots
+                .iter()
+                .filter(|p| p.remaining > 0 && p.itime > 0)
+                .map(|p| self.now - p.itime)
+                .max()
+                .unwrap_or(0);
+            if oldest > c.max_packet_age {
+                return Err(SimError::Livelock { cycle: self.now, packet_age: oldest });
+            }
+        }
+        Ok(())
+    }
+
+    /// BookSim's estimate for the saturation test: mean latency of delivered packets and of
+    /// every flit still in flight (counted from creation).
+    fn latency_with_inflight(&self) -> f64 {
+        let sum = self.plat.mean() * self.plat.count() as f64;
+        let sum = if self.plat.count() == 0 { 0.0 } else { sum };
+        let infl = (self.inflight_flits as u128 * self.now as u128 - self.inflight_ctime_sum) as f64;
+        let count = self.plat.count() as f64 + self.inflight_flits as f64;
+        if count == 0.0 { 0.0 } else { (sum + infl) / count }
+    }
+
+    fn accepted_rate(&self) -> f64 {
+        let dt = (self.now - self.reset_time).max(1) as f64;
+        self.accepted_flits as f64 / dt / self.topo.nodes as f64
+    }
+
+    fn packets_outstanding(&self) -> bool {
+        self.measured_inflight > 0 || self.nodes.iter().any(|n| !n.qdrained)
+    }
+
+    fn run_cycles(&mut self, n: u64) -> Result<(), SimError> {
+        for _ in 0..n {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// Runs the whole simulation and returns its statistics.
+    /// Packet slots ever allocated (the slab's high-water mark).
+    pub fn packet_slots(&self) -> usize {
+        self.packets.slots.len()
+    }
+
+    pub fn run(&mut self) -> Result<SimResult, SimError> {
+        let started = std::time::Instant::now();
+        let stable = if self.cfg.traffic.injection == "batch" {
+            self.run_batch()?
+        } else if self.cfg.sim.mode == "fixed" {
+            self.run_fixed()?
+        } else {
+            self.run_booksim()?
+        };
+        let mut res = self.collect(stable);
+        if stable {
+            self.final_drain()?;
+            self.conservation()?;
+            res.conservation_ok = true;
+        }
+        res.cycles_simulated = self.now;
+        res.packets_delivered = self.retired_packets;
+        res.wall_seconds = started.elapsed().as_secs_f64();
+        Ok(res)
+    }
+
+    /// BookSim2's _SingleSim: sample periods, warm-up, convergence, saturation abort, drain.
+    fn run_booksim(&mut self) -> Result<bool, SimError> {
+        let c = self.cfg.sim.clone();
+        let mut converged = 0u32;
+        let (mut prev_lat, mut prev_acc) = (0.0f64, 0.0f64);
+        let mut clear_last = false;
+        let mut total_phases = 0u32;
+        self.phase = Phase::WarmingUp;
+        self.clear_stats();
+        while total_phases < c.max_samples && (self.phase != Phase::Running || converged < 3) {
+            if clear_last || (self.phase == Phase::WarmingUp && total_phases % 2 == 0) {
+                clear_last = false;
+                self.clear_stats();
+            }
+            self.run_cycles(c.sample_period)?;
+            let cur_lat = self.plat.mean();
+            let cur_acc = self.accepted_rate();
+            let lat_change = ((cur_lat - prev_lat) / cur_lat).abs();
+            let acc_change = ((cur_acc - prev_acc) / cur_acc).abs();
+            prev_lat = cur_lat;
+            prev_acc = cur_acc;
+            if std::env::var_os("MEMNET_TRACE_PERIODS").is_some() {
+                eprintln!("t={} lat={cur_lat:.4} acc={cur_acc:.6} dlat={lat_change:.5} dacc={acc_change:.5}", self.now);
+            }
+            if self.latency_with_inflight() > c.latency_threshold {
+                self.phase = Phase::Draining;
+                self.drain_time = self.now;
+                return Ok(false);
+            }
+            let lat_ok = !(lat_change > c.stopping_threshold);
+            let acc_ok = !(acc_change > c.acc_stopping_threshold);
+            match self.phase {
+                Phase::WarmingUp => {
+                    let done = if c.warmup_periods > 0 { total_phases + 1 >= c.warmup_periods } else { lat_ok && acc_ok };
+                    if done {
+                        clear_last = true;
+                        self.phase = Phase::Running;
+                    }
+                }
+                Phase::Running => {
+                    if lat_ok && acc_ok {
+                        converged += 1;
+                    } else {
+                        converged = 0;
+                    }
+                }
+                Phase::Draining => {}
+            }
+            total_phases += 1;
+        }
+        if self.phase != Phase::Running {
+            return Ok(false);
+        }
+        self.phase = Phase::Draining;
+        self.drain_time = self.now;
+        self.drain_measured()
+    }
+
+    /// Steps until every recorded packet is delivered; false if latency explodes meanwhile.
+    fn drain_measured(&mut self) -> Result<bool, SimError> {
+        let mut steps = 0u64;
+        while self.packets_outstanding() {
+            self.step()?;
+            steps += 1;
+            if steps % 1000 == 0 && self.latency_with_inflight() > self.cfg.sim.latency_threshold {
+                return Ok(false);
+            }
+            if steps > self.cfg.sim.max_drain_cycles {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn run_fixed(&mut self) -> Result<bool, SimError> {
+        let c = self.cfg.sim.clone();
+        self.phase = Phase::WarmingUp;
+        self.clear_stats();
+        self.run_cycles(c.warmup_cycles)?;
+        self.phase = Phase::Running;
+        self.clear_stats();
+        self.run_cycles(c.measure_cycles)?;
+        if self.latency_with_inflight() > c.latency_threshold {
+            self.phase = Phase::Draining;
+            self.drain_time = self.now;
+            return Ok(false);
+        }
+        self.phase = Phase::Draining;
+        self.drain_time = self.now;
+        self.drain_measured()
+    }
+
+    /// Batch mode: every node sends batch_size packets; all are measured.
+    fn run_batch(&mut self) -> Result<bool, SimError> {
+        self.phase = Phase::Running;
+        self.clear_stats();
+        let limit = self.cfg.sim.max_drain_cycles;
+        loop {
+            let done = self.nodes.iter().all(|n| n.batch_left == 0 && n.cur == NONE && n.replies.is_empty() && n.outstanding == 0)
+                && self.inflight_flits == 0;
+            if done {
+                break;
+            }
+            if self.now > limit {
+                return Ok(false);
+            }
+            self.step()?;
+        }
+        self.batch_done_time = self.now;
+        self.phase = Phase::Draining;
+        self.drain_time = self.now;
+        for n in self.nodes.iter_mut() {
+            n.qdrained = true;
+        }
+        Ok(true)
+    }
+
+    /// BookSim's final drain: stop injecting, deliver everything, wait for every credit.
+    fn final_drain(&mut self) -> Result<(), SimError> {
+        self.empty_network = true;
+        let limit = self.now + self.cfg.sim.max_drain_cycles;
+        while self.inflight_flits > 0 || self.credit_events > 0 || self.routers.pending_out.iter().any(|&x| x > 0) {
+            if self.now > limit {
+                return Err(SimError::Conservation(format!(
+                    "drain did not finish within {} cycles ({} flits in flight)",
+                    self.cfg.sim.max_drain_cycles, self.inflight_flits
+                )));
+            }
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    fn conservation(&self) -> Result<(), SimError> {
+        let err = |m: String| Err(SimError::Conservation(m));
+        if self.created_packets != self.retired_packets {
+            return err(format!("{} packets created, {} delivered", self.created_packets, self.retired_packets));
+        }
+        if self.created_flits != self.ejected_flits {
+            return err(format!("{} flits created, {} ejected", self.created_flits, self.ejected_flits));
+        }
+        if self.misrouted > 0 {
+            return err(format!("{} packets delivered to the wrong node", self.misrouted));
+        }
+        if self.packets.live != 0 || self.inflight_flits != 0 {
+            return err(format!("{} packets still allocated after drain", self.packets.live));
+        }
+        let b = self.routers.buffered_flits();
+        if b != 0 {
+            return err(format!("{b} flits left in router buffers"));
+        }
+        let c = self.routers.credits_outstanding() + self.node_occ.iter().map(|&x| x as u64).sum::<u64>();
+        if c != 0 {
+            return err(format!("{c} credits never returned"));
+        }
+        if self.routers.state.iter().any(|&s| s != crate::router::IDLE) {
+            return err("an input VC is not idle after drain".into());
+        }
+        Ok(())
+    }
+
+    fn collect(&self, stable: bool) -> SimResult {
+        let nodes = self.topo.nodes as f64;
+        let end = if self.phase == Phase::Draining && stable { self.drain_time } else { self.now };
+        let dt = (end - self.reset_time).max(1) as f64;
+        let accepted = if stable { self.accepted_flits as f64 / dt / nodes } else { self.accepted_rate() };
+        let offered = if stable { self.sent_flits as f64 / dt / nodes } else { self.sent_flits as f64 / (self.now - self.reset_time).max(1) as f64 / nodes };
+        let mut inj = ChannelUse::default();
+        let mut ej = ChannelUse::default();
+        let mut local = ChannelUse::default();
+        let mut global = ChannelUse::default();
+        let detail = self.cfg.channel_detail;
+        let mut channels = Vec::new();
+        for n in 0..self.topo.nodes {
+            let u = self.inj_flits[n] as f64 / dt;
+            inj.add(u);
+            if detail {
+                let port = self.topo.attach[n].1;
+                channels.push(ChannelStat { kind: "injection".into(), router_or_node: n as u32, port, flits_per_cycle: u });
+            }
+        }
+        for r in 0..self.topo.routers {
+            for (p, l) in self.topo.out[r].iter().enumerate() {
+                let u = self.chan_flits[self.routers.base[r] + p] as f64 / dt;
+                let kind = match (l.to, l.class) {
+                    (End::None, _) => continue,
+                    (_, ChannelClass::Ejection) => {
+                        ej.add(u);
+                        "ejection"
+                    }
+                    (_, ChannelClass::Global) => {
+                        global.add(u);
+                        "global"
+                    }
+                    _ => {
+                        local.add(u);
+                        "local"
+                    }
+                };
+                if detail {
+                    channels.push(ChannelStat { kind: kind.into(), router_or_node: r as u32, port: p as u16, flits_per_cycle: u });
+                }
+            }
+        }
+        let q = |p: f64| self.plat.quantile(p);
+        SimResult {
+            saturated: !stable,
+            offered_flits_per_node_cycle: self.cfg.traffic.rate,
+            injected_flits_per_node_cycle: offered,
+            accepted_flits_per_node_cycle: accepted,
+            avg_packet_latency: self.plat.mean(),
+            avg_network_latency: self.nlat.mean(),
+            p50_packet_latency: q(0.5),
+            p99_packet_latency: q(0.99),
+            max_packet_latency: self.plat.max(),
+            avg_hops: self.hops.mean(),
+            packets_measured: self.plat.count(),
+            packets_delivered: self.retired_packets,
+            latency_histogram: if self.cfg.histogram { self.plat.buckets() } else { Vec::new() },
+            injection_channels: inj,
+            ejection_channels: ej,
+            network_channels: local,
+            global_channels: global,
+            channels,
+            batch_cycles: if self.cfg.traffic.injection == "batch" { Some(self.batch_done_time) } else { None },
+            cycles_simulated: self.now,
+            wall_seconds: 0.0,
+            conservation_ok: false,
+            nodes: self.topo.nodes,
+            routers: self.topo.routers,
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! One measured run of an engine: the numbers behind Fig. 5 / Fig. 6 and the benchmark.
+//! Latency per request is timed on the serving thread with the shuffle running beside it,
+//! so server time includes each request's paced share of the shuffle.
+
+use crate::crypto::{slot_nonce, BlockKey, CRYPTO_NS, TAG_LEN};
+use crate::data::{check_block, synthetic_block};
+use crate::error::{OramError, Result};
+use crate::pathoram::{self, PathOram};
+use crate::plain::PlainStore;
+use crate::proram::{self, ProOram, ProOramConfig};
+use crate::storage::{FileStorage, MemoryStorage, Storage};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+fn d_true() -> bool {
+    true
+}
+fn d_link() -> f64 {
+    7.0
+}
+fn d_pattern() -> String {
+    "uniform".into()
+}
+fn d_backend() -> String {
+    "memory".into()
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// "proram", "pathoram" or "plain"
+    pub engine: String,
+    pub n_blocks: u64,
+    pub block_size: usize,
+    /// Timed requests; 0 picks 4 PRO-ORAM epochs (at least 64 requests).
+    #[serde(default)]
+    pub accesses: u64,
+    /// Shuffle threads; 0 is one per core.
+    #[serde(default)]
+    pub threads: usize,
+    #[serde(default)]
+    pub seed: u64,
+    /// "uniform", "repeat" (one block again and again) or "sequential"
+    #[serde(default = "d_pattern")]
+    pub pattern: String,
+    /// "memory", "file" (then `dir` is required) or "redis" (then `redis` is host:port)
+    #[serde(default = "d_backend")]
+    pub backend: String,
+    #[serde(default)]
+    pub dir: Option<String>,
+    #[serde(default)]
+    pub redis: Option<String>,
+    #[serde(default = "d_true")]
+    pub pace: bool,
+    /// Link bandwidth for the network share of latency, Mbit/s.
+    #[serde(default = "d_link")]
+    pub link_mbps: f64,
+    /// Check every reply against the synthetic contents.
+    #[serde(default = "d_true")]
+    pub verify: bool,
+    /// Untimed requests before timing starts (PRO-ORAM: lets the first shuffle get going).
+    #[serde(default)]
+    pub warmup: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    pub engine: String,
+    pub n_blocks: u64,
+    pub block_size: usize,
+    pub accesses: u64,
+    pub setup_s: f64,
+    pub server_ms: f64,
+    pub server_p50_ms: f64,
+    pub server_p99_ms: f64,
+    pub server_max_ms: f64,
+    pub p99_over_p50: f64,
+    pub client_ms: f64,
+    pub network_ms: f64,
+    pub total_ms: f64,
+    /// Served bits per second of server time.
+    pub throughput_mbps: f64,
+    /// Storage bytes read + written per request (shuffle included).
+    pub bytes_per_access: f64,
+    /// Shuffle wall time per epoch divided by the epoch's requests.
+    pub shuffle_ms_per_access: f64,
+    /// Core-milliseconds per request, all threads: AES-GCM, storage calls (copies / I/O).
+    pub crypto_core_ms: f64,
+    pub storage_core_ms: f64,
+    /// Process CPU time (all threads, user + system) per request during the timed phase: what
+    /// the request costs in cores, unlike wall time also when other jobs share the machine.
+    pub cpu_ms_per_access: f64,
+    pub private_cache_blocks: u64,
+    pub epoch_len: u64,
+    pub epochs: u64,
+    pub threads: usize,
+    pub errors: u64,
+}
+
+#[allow(clippy::large_enum_variant)] // one engine per run
+enum Engine {
+    Pro(ProOram),
+    Path(PathOram),
+    Plain(PlainStore),
+}
+
+fn make_storage(cfg: &RunConfig, slot: usize, regions: &[u64]) -> Result<Arc<dyn Storage>> {
+    match cfg.backend.as_str() {
+        "memory" => Ok(Arc::new(MemoryStorage::new(slot, regions))),
+        "file" => {
+            let dir = cfg.dir.as_ref().ok_or_else(|| OramError::Config("backend 'file' needs dir".into()))?;
+            Ok(Arc::new(FileStorage::create(std::path::Path::new(dir), slot, regions)?))
+        }
+        "redis" => {
+            let addr = cfg.redis.as_ref().ok_or_else(|| OramError::Config("backend 'redis' needs redis (host:port)".into()))?;
+            let prefix = format!("veil-oram-{}-{}", cfg.engine, cfg.seed);
+            Ok(Arc::new(crate::redis::RedisStorage::connect(addr, &prefix, slot, regions)?))
+        }
+        b => Err(OramError::Config(format!("unknown backend '{b}' (memory, file, redis)"))),
+    }
+}
+
+pub fn run(cfg: &RunConfig) -> Result<RunResult> {
+    if cfg.n_blocks == 0 || cfg.block_size == 0 {
+        return Err(OramError::Config("n_blocks and block_size must be positive".into()));
+    }
+    if cfg.block_size > (64 << 20) {
+        return Err(OramError::Config(format!("block_size {} above 64 MiB", cfg.block_size)));
+    }
+    let threads = if cfg.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { cfg.threads };
+    let seed = cfg.seed;
+    let fill = move |i: u64, b: &mut [u8]| synthetic_block(seed, i, b);
+    let t0 = Instant::now();
+    let geom = proram::Geometry::new(cfg.n_blocks)?;
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5EED);
+    let (mut engine, storage) = match cfg.engine.as_str() {
+        "proram" => {
+            let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots(cfg.n_blocks)?)?;
+            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace };
+            let master = BlockKey::random(&mut rng);
+            (Engine::Pro(ProOram::create(st.clone(), master, cfg.n_blocks, pc, &fill)?), st)
+        }
+        "pathoram" => {
+            let st = make_storage(cfg, pathoram::slot_size(cfg.block_size, 4), &[pathoram::buckets_for(cfg.n_blocks)])?;
+            (Engine::Path(PathOram::create(st.clone(), cfg.n_blocks, cfg.block_size, 4, seed, &fill)?), st)
+        }
+        "plain" => {
+            let st = make_storage(cfg, cfg.block_size + TAG_LEN, &[cfg.n_blocks])?;
+            let key = BlockKey::random(&mut rng);
+            (Engine::Plain(PlainStore::create(st.clone(), cfg.n_blocks, cfg.block_size, key, &fill)?), st)
+        }
+        e => return Err(OramError::Config(format!("unknown engine '{e}' (proram, pathoram, plain)"))),
+    };
+    let setup_s = t0.elapsed().as_secs_f64();
+    let accesses = if cfg.accesses == 0 { (4 * geom.epoch_len).max(64) } else { cfg.accesses };
+    let n = cfg.n_blocks;
+    let mut next_id = {
+        let pattern = cfg.pattern.clone();
+        let mut k = 0u64;
+        move |rng: &mut StdRng| -> Result<u64> {
+            k += 1;
+            match pattern.as_str() {
+                "uniform" => Ok(rng.gen_range(0..n)),
+                "repeat" => Ok(0),
+                "sequential" => Ok((k - 1) % n),
+                p => Err(OramError::Config(format!("unknown pattern '{p}' (uniform, repeat, sequential)"))),
+            }
+        }
+    };
+    // The reply is re-sealed under the client's session key, as the service does.
+    let session = BlockKey::random(&mut rng);
+    let mut reply = vec![0u8; cfg.block_size + TAG_LEN];
+    let mut errors = 0u64;
+    let serve = |engine: &mut Engine, id: u64, k: u64, reply: &mut Vec<u8>| -> Result<()> {
+        let data = match engine {
+            Engine::Pro(e) => e.read(id),
+            Engine::Path(e) => e.read(id),
+            Engine::Plain(e) => e.read(id),
+        }?;
+        reply[..data.len()].copy_from_slice(&data);
+        session.seal_slot(slot_nonce(k, 7), reply);
+        Ok(())
+    };
+    let mut served = Vec::new();
+    for k in 0..cfg.warmup {
+        let id = next_id(&mut rng)?;
+        serve(&mut engine, id, k, &mut reply)?;
+    }
+    let log = storage.log();
+    let (b0r, b0w) = (log.bytes_read.load(Ordering::Relaxed), log.bytes_written.load(Ordering::Relaxed));
+    let (c0, io0) = (CRYPTO_NS.load(Ordering::Relaxed), log.io_ns.load(Ordering::Relaxed));
+    let shuffles0 = match &engine {
+        Engine::Pro(e) => e.shuffle_seconds().len(),
+        _ => 0,
+    };
+    let cpu0 = process_cpu_s();
+    let mut lat = Vec::with_capacity(accesses as usize);
+    let mut client_s = 0.0;
+    let wall = Instant::now();
+    for k in 0..accesses {
+        let id = next_id(&mut rng)?;
+        let t = Instant::now();
+        match serve(&mut engine, id, cfg.warmup + k, &mut reply) {
+            Ok(()) => {}
+            Err(OramError::Tamper { .. }) => errors += 1,
+            Err(e) => return Err(e),
+        }
+        lat.push(t.elapsed().as_secs_f64() * 1e3);
+        if cfg.verify {
+            // the client's work: open the session-sealed reply
+            let tc = Instant::now();
+            let mut r = reply.clone();
+            session.open_slot(slot_nonce(cfg.warmup + k, 7), &mut r, 0, 0)?;
+            client_s += tc.elapsed().as_secs_f64();
+            if !check_block(seed, id, &r[..cfg.block_size]) {
+                errors += 1;
+            }
+            served.push(id);
+        }
+    }
+    let wall_s = wall.elapsed().as_secs_f64();
+    let cpu_s = process_cpu_s() - cpu0;
+    let bytes = (log.bytes_read.load(Ordering::Relaxed) - b0r) + (log.bytes_written.load(Ordering::Relaxed) - b0w);
+    let crypto = (CRYPTO_NS.load(Ordering::Relaxed) - c0) as f64 / 1e6;
+    let io = (log.io_ns.load(Ordering::Relaxed) - io0) as f64 / 1e6;
+    let (shuffle_ms, cache, epoch_len, epochs) = match &engine {
+        Engine::Pro(e) => {
+            let s = e.shuffle_seconds();
+            let done = &s[shuffles0.min(s.len())..];
+            let per = if done.is_empty() { 0.0 } else { done.iter().sum::<f64>() / done.len() as f64 };
+            let g = e.geometry();
+            (per * 1e3 / g.epoch_len as f64, g.epoch_len, g.epoch_len, done.len() as u64)
+        }
+        _ => (0.0, 0, 0, 0),
+    };
+    let mut sorted = lat.clone();
+    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let q = |p: f64| sorted[((p * (sorted.len() - 1) as f64).round() as usize).min(sorted.len() - 1)];
+    let server_ms = wall_s * 1e3 / accesses as f64;
+    let client_ms = if cfg.verify { client_s * 1e3 / accesses as f64 } else { 0.0 };
+    let network_ms = if cfg.link_mbps > 0.0 { (cfg.block_size + TAG_LEN) as f64 * 8.0 / (cfg.link_mbps * 1e6) * 1e3 } else { 0.0 };
+    let (p50, p99) = (q(0.5), q(0.99));
+    Ok(RunResult {
+        engine: cfg.engine.clone(),
+        n_blocks: n,
+        block_size: cfg.block_size,
+        accesses,
+        setup_s,
+        server_ms,
+        server_p50_ms: p50,
+        server_p99_ms: p99,
+        server_max_ms: *sorted.last().unwrap(),
+        p99_over_p50: p99 / p50,
+        client_ms,
+        network_ms,
+        total_ms: server_ms + client_ms + network_ms,
+        throughput_mbps: cfg.block_size as f64 * 8.0 / (server_ms / 1e3) / 1e6,
+        bytes_per_access: bytes as f64 / accesses as f64,
+        shuffle_ms_per_access: shuffle_ms,
+        crypto_core_ms: crypto / accesses as f64,
+        storage_core_ms: io / accesses as f64,
+        cpu_ms_per_access: cpu_s * 1e3 / accesses as f64,
+        private_cache_blocks: cache,
+        epoch_len,
+        epochs,
+        threads,
+        errors,
+    })
+}
+
+/// User + system CPU seconds of this process so far (Linux: /proc/self/stat; else 0).
+fn process_cpu_s() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // fields after the parenthesised command name; utime and stime are the 14th and 15th
+    let Some(rest) = stat.rsplit_once(')').map(|x| x.1) else { return 0.0 };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // field 14 is f[11] after dropping pid, comm and state (state is f[0])
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// JSON in, JSON out (the bindings' entry point).
+pub fn run_json(cfg: &str) -> Result<String> {
+    let c: RunConfig = serde_json::from_str(cfg).map_err(|e| OramError::Config(e.to_string()))?;
+    Ok(serde_json::to_string(&run(&c)?).unwrap())
+}

@@ -1,0 +1,583 @@
+//! PRO-ORAM: a read-only square-root ORAM whose shuffle runs beside the accesses.
+//!
+//! Layout: N real blocks and D >= sqrt(N) dummies in M = r x c slots, uniformly permuted and
+//! sealed under the epoch's own key. An epoch serves T = ceil(sqrt(N)) requests. A request
+//! reads exactly one slot: the requested block's slot if the block has not been read this
+//! epoch, else the next unused dummy's slot; blocks read this epoch stay in the access
+//! component's private cache (at most T blocks). Meanwhile the shuffle component builds the
+//! next epoch's copy in the other region from the current one; at the T-th request the
+//! current epoch hands over atomically: the new region is synced, the sealed state (epoch,
+//! region, key, position map) is replaced in one atomic metadata write, and the cache is
+//! cleared.
+//!
+//! Pacing: access k of an epoch first waits until k/T of the shuffle's block operations are
+//! done, so each request carries an equal share of the shuffle and latency stays constant.
+
+use crate::clos;
+use crate::crypto::{slot_nonce, BlockKey, KEY_LEN};
+use crate::error::{OramError, Result};
+use crate::clos::ClosRoute;
+use crate::shuffle::{self, NextStage1, Progress, ShuffleJob, Source, EPOCH_CTX};
+use crate::storage::{Actor, Storage};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Grid and epoch sizes for N blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Geometry {
+    pub n_blocks: u64,
+    pub rows: u64,
+    pub cols: u64,
+    /// Requests per epoch, also the bound on the private cache in blocks.
+    pub epoch_len: u64,
+}
+
+impl Geometry {
+    pub fn new(n_blocks: u64) -> Result<Self> {
+        if n_blocks == 0 || n_blocks > (1 << 28) {
+            return Err(OramError::Config(format!("n_blocks {n_blocks} must be in 1..=2^28")));
+        }
+        let t = ceil_sqrt(n_blocks);
+        let cols = ceil_sqrt(n_blocks + t);
+        let rows = (n_blocks + t).div_ceil(cols);
+        Ok(Self { n_blocks, rows, cols, epoch_len: t })
+    }
+    pub fn slots(&self) -> u64 {
+        self.rows * self.cols
+    }
+    pub fn dummies(&self) -> u64 {
+        self.slots() - self.n_blocks
+    }
+}
+
+fn ceil_sqrt(n: u64) -> u64 {
+    let mut s = (n as f64).sqrt() as u64;
+    while s * s < n {
+        s += 1;
+    }
+    while s > 0 && (s - 1) * (s - 1) >= n {
+        s -= 1;
+    }
+    s
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ProOramConfig {
+    pub block_size: usize,
+    /// Shuffle threads (0: one per core).
+    pub threads: usize,
+    /// Seed for keys and permutations; None draws them from the OS (the service's mode).
+    pub seed: Option<u64>,
+    /// Make each access wait for its share of the shuffle (constant latency).
+    pub pace: bool,
+}
+
+const STATE: &str = "proram.state";
+const STATE_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct SealedState {
+    version: u32,
+    geometry: Geometry,
+    block_size: usize,
+    epoch: u64,
+    region: u32,
+    ctx: u32,
+    key: [u8; KEY_LEN],
+    /// item -> slot; items 0..N are real blocks, N..M dummies.
+    pos: Vec<u32>,
+}
+
+struct Epoch {
+    number: u64,
+    region: u32,
+    ctx: u32,
+    key: Arc<BlockKey>,
+    pos: Vec<u32>,
+}
+
+struct Pending {
+    handle: JoinHandle<Result<Arc<ClosRoute>>>,
+    next: Epoch,
+    /// permutation and stage-1 key of the shuffle after this one
+    plan: (Vec<u32>, Arc<BlockKey>),
+}
+
+/// The next shuffle, already begun: its stage 1 sits in the work region.
+struct Plan {
+    perm: Vec<u32>,
+    k1: Arc<BlockKey>,
+    route: Arc<ClosRoute>,
+}
+
+/// Regions 0 and 1 alternate as the served epoch; region 2 is the shuffle's work area.
+const WORK_REGION: u32 = 2;
+
+struct Inner {
+    epoch: Epoch,
+    /// Blocks read this epoch; None marks a block whose slot failed authentication.
+    cache: HashMap<u64, Option<Vec<u8>>>,
+    used: u64,
+    dummies_used: u64,
+    rng: StdRng,
+    pending: Option<Pending>,
+    slot: Vec<u8>,
+    shuffles_started: u64,
+    plan: Option<Plan>,
+    shuffle_total: u64,
+}
+
+pub struct ProOram {
+    storage: Arc<dyn Storage>,
+    geom: Geometry,
+    cfg: ProOramConfig,
+    master: Arc<BlockKey>,
+    pool: Arc<rayon::ThreadPool>,
+    progress: Arc<Progress>,
+    shuffle_done: Arc<AtomicBool>,
+    abort: Arc<AtomicBool>,
+    shuffle_secs: Arc<Mutex<Vec<f64>>>,
+    failpoint: Option<String>,
+    buffers: Arc<Mutex<shuffle::Buffers>>,
+    weights: Arc<Mutex<shuffle::Weights>>,
+    inner: Mutex<Inner>,
+}
+
+/// Crash-test hook: `VEIL_ORAM_FAILPOINT=<name>` aborts the process (no cleanup, as kill -9)
+/// at that point: `handover-before-state`, `handover-after-state`, `shuffle-stage2`.
+fn failpoint() -> Option<String> {
+    std::env::var("VEIL_ORAM_FAILPOINT").ok().filter(|s| !s.is_empty())
+}
+
+fn crash_if(fp: &Option<String>, here: &str) {
+    if fp.as_deref() == Some(here) {
+        eprintln!("veil-oram: failpoint {here}: aborting");
+        std::process::abort();
+    }
+}
+
+/// The slots each region needs for N blocks.
+pub fn region_slots(n_blocks: u64) -> Result<[u64; 3]> {
+    let g = Geometry::new(n_blocks)?;
+    Ok([g.slots(), g.slots(), g.slots()])
+}
+
+fn rng_for(cfg: &ProOramConfig, salt: u64) -> StdRng {
+    match cfg.seed {
+        Some(s) => StdRng::seed_from_u64(veil_core::rng::splitmix64(s ^ salt)),
+        None => {
+            let mut seed = [0u8; 32];
+            ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut seed).expect("OS randomness");
+            StdRng::from_seed(seed)
+        }
+    }
+}
+
+impl ProOram {
+    /// Writes a new store: block i's plaintext comes from `fill(i, buf)`. The initial copy is
+    /// in plain order and is never served: opening always shuffles first.
+    pub fn create(
+        storage: Arc<dyn Storage>,
+        master: BlockKey,
+        n_blocks: u64,
+        cfg: ProOramConfig,
+        fill: &(dyn Fn(u64, &mut [u8]) + Sync),
+    ) -> Result<Self> {
+        let geom = Geometry::new(n_blocks)?;
+        check_storage(&*storage, &geom, cfg.block_size)?;
+        let mut rng = rng_for(&cfg, 0xC0FFEE);
+        let key = BlockKey::random(&mut rng);
+        let slot = storage.slot_size();
+        let m = geom.slots();
+        let write = |i: u64| -> Result<()> {
+            let mut b = vec![0u8; slot];
+            if i < n_blocks {
+                fill(i, &mut b[..slot - crate::crypto::TAG_LEN]);
+            }
+            key.seal_slot(slot_nonce(i, 0), &mut b);
+            storage.write(Actor::Init, 1, i, &b)
+        };
+        let pool = build_pool(cfg.threads)?;
+        pool.install(|| {
+            use rayon::prelude::*;
+            (0..m).into_par_iter().try_for_each(write)
+        })?;
+        storage.sync()?;
+        let state = SealedState {
+            version: STATE_VERSION,
+            geometry: geom,
+            block_size: cfg.block_size,
+            epoch: 0,
+            region: 1,
+            ctx: 0,
+            key: key.raw(),
+            pos: (0..m as u32).collect(),
+        };
+        put_state(&*storage, &master, &state)?;
+        Self::open(storage, master, cfg)
+    }
+
+    /// Opens a store. The epoch found in storage may have served requests before a crash
+    /// (which slots were read is not recorded), so it is never served again: the next epoch
+    /// is shuffled from it first, then served.
+    pub fn open(storage: Arc<dyn Storage>, master: BlockKey, cfg: ProOramConfig) -> Result<Self> {
+        let raw = storage
+            .get_meta(STATE)?
+            .ok_or_else(|| OramError::Corrupt("no PRO-ORAM state in storage".into()))?;
+        if raw.len() < 12 {
+            return Err(OramError::Corrupt("PRO-ORAM state truncated".into()));
+        }
+        let nonce: [u8; 12] = raw[..12].try_into().unwrap();
+        let plain = master
+            .open_vec(nonce, &raw[12..])
+            .map_err(|_| OramError::Corrupt("PRO-ORAM state fails authentication (wrong key or modified)".into()))?;
+        let st: SealedState = serde_json::from_slice(&plain)
+            .map_err(|e| OramError::Corrupt(format!("PRO-ORAM state unreadable: {e}")))?;
+        if st.version != STATE_VERSION {
+            return Err(OramError::Corrupt(format!("PRO-ORAM state version {}", st.version)));
+        }
+        if st.block_size != cfg.block_size {
+            return Err(OramError::Config(format!(
+                "block_size {} does not match the store's {}",
+                cfg.block_size, st.block_size
+            )));
+        }
+        let geom = st.geometry;
+        check_storage(&*storage, &geom, cfg.block_size)?;
+        if st.pos.len() as u64 != geom.slots() {
+            return Err(OramError::Corrupt("PRO-ORAM position map has the wrong length".into()));
+        }
+        let pool = Arc::new(build_pool(cfg.threads)?);
+        let epoch = Epoch {
+            number: st.epoch,
+            region: st.region,
+            ctx: st.ctx,
+            key: Arc::new(BlockKey::from_bytes(st.key)),
+            pos: st.pos,
+        };
+        let rng = rng_for(&cfg, 0x0BE1 ^ st.epoch.wrapping_mul(0x9E37_79B9));
+        let slot = vec![0u8; storage.slot_size()];
+        let this = Self {
+            storage,
+            geom,
+            cfg,
+            master: Arc::new(master),
+            pool,
+            progress: Arc::new(Progress::default()),
+            shuffle_done: Arc::new(AtomicBool::new(false)),
+            abort: Arc::new(AtomicBool::new(false)),
+            shuffle_secs: Arc::new(Mutex::new(Vec::new())),
+            failpoint: failpoint(),
+            buffers: Arc::new(Mutex::new(shuffle::Buffers::default())),
+            weights: Arc::new(Mutex::new(shuffle::Weights::default())),
+            inner: Mutex::new(Inner {
+                epoch,
+                cache: HashMap::new(),
+                used: 0,
+                dummies_used: 0,
+                rng,
+                pending: None,
+                slot,
+                shuffles_started: 0,
+                plan: None,
+                shuffle_total: 1,
+            }),
+        };
+        {
+            let mut g = this.inner.lock().unwrap();
+            this.start_shuffle(&mut g);
+            this.hand_over(&mut g)?;
+        }
+        Ok(this)
+    }
+
+    pub fn geometry(&self) -> Geometry {
+        self.geom
+    }
+
+    pub fn block_size(&self) -> usize {
+        self.cfg.block_size
+    }
+
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// Reads block `id` obliviously: exactly one slot of the current epoch is read.
+    pub fn read(&self, id: u64) -> Result<Vec<u8>> {
+        let n = self.geom.n_blocks;
+        if id >= n {
+            return Err(OramError::UnknownBlock { id, n_blocks: n });
+        }
+        let t = self.geom.epoch_len;
+        let mut g = self.inner.lock().unwrap();
+        if g.used >= t {
+            // the last hand-over failed: rebuild the next epoch now
+            if g.pending.is_none() {
+                self.start_shuffle(&mut g);
+            }
+            self.hand_over(&mut g)?;
+        }
+        if self.cfg.pace {
+            let total = g.shuffle_total;
+            let target = ((g.used + 1) * total).div_ceil(t);
+            self.progress.wait_for(target, &self.shuffle_done);
+        }
+        let cached = g.cache.contains_key(&id);
+        let item = if cached {
+            g.dummies_used += 1;
+            n + g.dummies_used - 1
+        } else {
+            id
+        };
+        let inner = &mut *g;
+        let p = inner.epoch.pos[item as usize] as u64;
+        let region = inner.epoch.region;
+        self.storage.read(Actor::Access, region, p, &mut inner.slot)?;
+        let opened = inner.epoch.key.open_slot(slot_nonce(p, inner.epoch.ctx), &mut inner.slot, region, p);
+        inner.used += 1;
+        let b = self.cfg.block_size;
+        let out = match (cached, opened) {
+            (false, Ok(())) => {
+                let data = inner.slot[..b].to_vec();
+                inner.cache.insert(id, Some(data.clone()));
+                Ok(data)
+            }
+            (false, Err(e)) => {
+                inner.cache.insert(id, None);
+                Err(e)
+            }
+            (true, Err(e)) => Err(e),
+            (true, Ok(())) => match &inner.cache[&id] {
+                Some(d) => Ok(d.clone()),
+                None => Err(OramError::Tamper { region, index: inner.epoch.pos[id as usize] as u64 }),
+            },
+        };
+        if inner.used == t {
+            // On failure the next request retries the hand-over before it is served.
+            let _ = self.hand_over(&mut g);
+        }
+        out
+    }
+
+    fn start_shuffle(&self, g: &mut Inner) {
+        let m = self.geom.slots() as usize;
+        let (rows, cols) = (self.geom.rows as usize, self.geom.cols as usize);
+        // With a plan, the work region already holds this shuffle's stage 1 (written by the
+        // previous shuffle's last stage); without one (after open or a failure) run all three.
+        let (perm, k1, ready, stage1_from) = match g.plan.take() {
+            Some(p) => (p.perm, p.k1, Some(p.route), None),
+            None => {
+                let mut perm: Vec<u32> = (0..m as u32).collect();
+                perm.shuffle(&mut g.rng);
+                let k1 = Arc::new(BlockKey::random(&mut g.rng));
+                let src = Source { region: g.epoch.region, ctx: g.epoch.ctx, key: g.epoch.key.clone() };
+                (perm, k1, None, Some(src))
+            }
+        };
+        let k2 = Arc::new(BlockKey::random(&mut g.rng));
+        let k3 = Arc::new(BlockKey::random(&mut g.rng));
+        let dest: Vec<u32> = if ready.is_none() {
+            let mut d = vec![0u32; m];
+            for (item, &slot) in g.epoch.pos.iter().enumerate() {
+                d[slot as usize] = perm[item];
+            }
+            d
+        } else {
+            Vec::new()
+        };
+        // the plan for the shuffle after this one: its permutation relative to this one's output
+        let mut perm2: Vec<u32> = (0..m as u32).collect();
+        perm2.shuffle(&mut g.rng);
+        let k1n = Arc::new(BlockKey::random(&mut g.rng));
+        let mut dest2 = vec![0u32; m];
+        for (item, &slot) in perm.iter().enumerate() {
+            dest2[slot as usize] = perm2[item];
+        }
+        let next = Epoch { number: g.epoch.number + 1, region: 1 - g.epoch.region, ctx: EPOCH_CTX, key: k3.clone(), pos: perm };
+        let weights = *self.weights.lock().unwrap();
+        g.shuffle_total = shuffle::total_ops(m as u64, stage1_from.is_some(), &weights);
+        let weights_out = self.weights.clone();
+        let dst_region = next.region;
+        let storage = self.storage.clone();
+        let pool = self.pool.clone();
+        let progress = self.progress.clone();
+        let done = self.shuffle_done.clone();
+        let abort = self.abort.clone();
+        let secs = self.shuffle_secs.clone();
+        self.progress.reset();
+        done.store(false, Ordering::SeqCst);
+        g.shuffles_started += 1;
+        // not the recovery shuffle run by `open`: crash while an epoch is being served
+        let crash_at = if self.failpoint.as_deref() == Some("shuffle-stage2") && g.shuffles_started >= 2 {
+            Some(g.shuffle_total / 2)
+        } else {
+            None
+        };
+        let crash_after_state = self.failpoint.as_deref() == Some("handover-after-state") && g.shuffles_started >= 3;
+        let state = SealedState {
+            version: STATE_VERSION,
+            geometry: self.geom,
+            block_size: self.cfg.block_size,
+            epoch: g.epoch.number,
+            region: g.epoch.region,
+            ctx: g.epoch.ctx,
+            key: g.epoch.key.raw(),
+            pos: g.epoch.pos.clone(),
+        };
+        let master = self.master.clone();
+        let k1n_job = k1n.clone();
+        let buffers = self.buffers.clone();
+        let handle = std::thread::spawn(move || {
+            let t0 = std::time::Instant::now();
+            put_state(&*storage, &master, &state)?;
+            if crash_after_state {
+                eprintln!("veil-oram: failpoint handover-after-state: aborting");
+                std::process::abort();
+            }
+            let route = match ready {
+                Some(r) => r,
+                None => Arc::new(clos::route(rows, cols, &dest)),
+            };
+            let route2 = Arc::new(clos::route(rows, cols, &dest2));
+            let job = ShuffleJob {
+                stage1_from,
+                work_region: WORK_REGION,
+                dst_region,
+                keys: [k1, k2, k3],
+                route,
+                next: Some(NextStage1 { key: k1n_job, route: route2.clone() }),
+            };
+            let r = shuffle::run(&*storage, &job, &pool, &progress, &abort, crash_at,
+                                 &mut buffers.lock().unwrap_or_else(|e| e.into_inner()), &weights);
+            if let Ok(stage_secs) = &r {
+                secs.lock().unwrap().push(t0.elapsed().as_secs_f64());
+                // calibrate the next shuffle's progress weights on this one's stage times
+                let mut w = weights_out.lock().unwrap();
+                for (k, &t) in stage_secs.iter().enumerate() {
+                    if t > 0.0 {
+                        w.per_slot[k] = ((t * 1e9 / m as f64) as u64).max(1);
+                    }
+                }
+            }
+            done.store(true, Ordering::SeqCst);
+            progress.add(0);
+            r.map(|_| route2)
+        });
+        g.pending = Some(Pending { handle, next, plan: (perm2, k1n) });
+    }
+
+    /// Epoch switch. The new copy is already durable (the shuffle synced it); the next
+    /// shuffle's first act is one atomic metadata write naming the new epoch, and only then does
+    /// it overwrite the old epoch's region. A crash before that write restarts from the old
+    /// epoch (its region untouched), after it from the new one; the fsyncs stay off the
+    /// request path.
+    fn hand_over(&self, g: &mut Inner) -> Result<()> {
+        let p = g.pending.take().ok_or_else(|| OramError::Io("no shuffle under way".into()))?;
+        let route = p.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
+        // only hand-overs after the first (recovery) one count as crash points
+        let armed = g.epoch.number > 0 && g.used > 0;
+        if armed {
+            crash_if(&self.failpoint, "handover-before-state");
+        }
+        g.epoch = p.next;
+        g.plan = Some(Plan { perm: p.plan.0, k1: p.plan.1, route });
+        g.cache.clear();
+        g.used = 0;
+        g.dummies_used = 0;
+        self.start_shuffle(g);
+        Ok(())
+    }
+
+    /// Wall-clock seconds of each completed shuffle (route computation included).
+    pub fn shuffle_seconds(&self) -> Vec<f64> {
+        self.shuffle_secs.lock().unwrap().clone()
+    }
+
+    pub fn stats(&self) -> ProOramStats {
+        let g = self.inner.lock().unwrap();
+        ProOramStats {
+            epoch: g.epoch.number,
+            region: g.epoch.region,
+            used_this_epoch: g.used,
+            cached_blocks: g.cache.len() as u64,
+            key_fingerprint: g.epoch.key.fingerprint(),
+            geometry: self.geom,
+        }
+    }
+
+    /// Test hook (the adversary does not know it): the slot that holds block `id` now.
+    #[doc(hidden)]
+    pub fn debug_slot_of(&self, id: u64) -> (u32, u64) {
+        let g = self.inner.lock().unwrap();
+        (g.epoch.region, g.epoch.pos[id as usize] as u64)
+    }
+
+    /// Test hook: stop the background shuffle as a crash would, leaving storage as it is.
+    #[doc(hidden)]
+    pub fn debug_crash(self) {
+        self.abort.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Drop for ProOram {
+    fn drop(&mut self) {
+        self.abort.store(true, Ordering::SeqCst);
+        if let Ok(mut g) = self.inner.lock() {
+            if let Some(p) = g.pending.take() {
+                let _ = p.handle.join();
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ProOramStats {
+    pub epoch: u64,
+    pub region: u32,
+    pub used_this_epoch: u64,
+    pub cached_blocks: u64,
+    pub key_fingerprint: u64,
+    pub geometry: Geometry,
+}
+
+fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    let n = if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("oram-shuffle-{i}"))
+        .build()
+        .map_err(|e| OramError::Config(format!("thread pool: {e}")))
+}
+
+fn check_storage(s: &dyn Storage, g: &Geometry, block_size: usize) -> Result<()> {
+    if block_size == 0 {
+        return Err(OramError::Config("block_size must be positive".into()));
+    }
+    if s.slot_size() != block_size + crate::crypto::TAG_LEN {
+        return Err(OramError::Config(format!(
+            "storage slots of {} bytes do not fit blocks of {block_size} (need block_size + 16)",
+            s.slot_size()
+        )));
+    }
+    for r in 0..3 {
+        if s.region_slots(r) < g.slots() {
+            return Err(OramError::Config(format!("storage region {r} has {} slots, need {}", s.region_slots(r), g.slots())));
+        }
+    }
+    Ok(())
+}
+
+fn put_state(s: &dyn Storage, master: &BlockKey, st: &SealedState) -> Result<()> {
+    let mut nonce = [0u8; 12];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce).expect("OS randomness");
+    let mut out = nonce.to_vec();
+    out.extend(master.seal_vec(nonce, &serde_json::to_vec(st).unwrap()));
+    s.put_meta(STATE, &out)
+}

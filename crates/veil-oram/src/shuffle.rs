@@ -1,0 +1,278 @@
+//! The shuffle component: builds the next epoch's permuted, re-encrypted copy while the
+//! current epoch serves.
+//!
+//! It is a three-stage Clos permutation network over an r x c grid of slots (see `clos`).
+//! Each stage walks its groups (rows, then columns, then rows) in a fixed order; a group is
+//! read whole into private memory (one group, ~sqrt(N) blocks), decrypted, permuted there,
+//! re-sealed under the stage's fresh key and written back to the same group of slots. The
+//! storage trace is therefore identical for every permutation and every request sequence:
+//! every slot is read once and written once per stage, in an order fixed by (r, c) alone.
+//! There are no dummies and no failure probability (unlike the Melbourne shuffle, which pads
+//! bins with dummies and aborts on overflow). Stage 3 also performs the next shuffle's stage 1
+//! (see `NextStage1`), so in steady state a slot costs 2 reads, 2 decryptions, 3 encryptions
+//! and 3 writes per epoch.
+//!
+//! Blocks of a group are processed in parallel on the shuffle's thread pool.
+
+use crate::clos::ClosRoute;
+use crate::crypto::{slot_nonce, BlockKey};
+use crate::error::{OramError, Result};
+use crate::storage::{Actor, Storage};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+/// Work done so far, in the units of `Weights` (see `total_ops`); the
+/// access component paces itself against it so that every access carries an equal share.
+pub struct Progress {
+    done: AtomicU64,
+    /// What the waiting access is waiting for (u64::MAX: nobody waits), so that workers take
+    /// the lock and wake it only when it can go on.
+    want: AtomicU64,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self { done: AtomicU64::new(0), want: AtomicU64::new(u64::MAX), lock: Mutex::new(()), cv: Condvar::new() }
+    }
+}
+
+impl Progress {
+    pub fn reset(&self) {
+        self.done.store(0, Ordering::SeqCst);
+    }
+    pub fn add(&self, k: u64) {
+        let now = self.done.fetch_add(k, Ordering::SeqCst) + k;
+        if now >= self.want.load(Ordering::SeqCst) {
+            let _g = self.lock.lock().unwrap();
+            self.cv.notify_all();
+        }
+    }
+    pub fn get(&self) -> u64 {
+        self.done.load(Ordering::SeqCst)
+    }
+    /// Waits until `target` units are done or `stop` says the shuffle has ended.
+    pub fn wait_for(&self, target: u64, stop: &AtomicBool) {
+        if self.get() >= target || stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut g = self.lock.lock().unwrap();
+        self.want.store(target, Ordering::SeqCst);
+        while self.get() < target && !stop.load(Ordering::SeqCst) {
+            g = self.cv.wait_timeout(g, std::time::Duration::from_millis(20)).unwrap().0;
+        }
+        self.want.store(u64::MAX, Ordering::SeqCst);
+    }
+}
+
+/// Where a full shuffle's first stage reads from.
+pub struct Source {
+    pub region: u32,
+    pub ctx: u32,
+    pub key: Arc<BlockKey>,
+}
+
+/// Stage 1 of the *following* shuffle, done while this one's last stage has each row in
+/// private memory: the rows of the new epoch are exactly stage 1's groups.
+pub struct NextStage1 {
+    pub key: Arc<BlockKey>,
+    pub route: Arc<ClosRoute>,
+}
+
+pub struct ShuffleJob {
+    /// Some: run stage 1 from this copy. None: `work_region` already holds stage 1's output,
+    /// sealed under `keys[0]` by the previous shuffle.
+    pub stage1_from: Option<Source>,
+    pub work_region: u32,
+    pub dst_region: u32,
+    /// Keys of stages 1, 2 and 3; the last one is the new epoch's key.
+    pub keys: [Arc<BlockKey>; 3],
+    pub route: Arc<ClosRoute>,
+    pub next: Option<NextStage1>,
+}
+
+/// Stage contexts (nonce suffixes) of the copy each stage writes; a finished epoch uses 3.
+pub const EPOCH_CTX: u32 = 3;
+
+/// Progress weights: the cost of one slot in each stage, in nanoseconds as measured on the
+/// previous shuffle (`run` returns the stage times), so that progress tracks time and every
+/// request waits for the same share whichever stage is running. A slot's writes count a fifth
+/// of its weight each, its read (with opening and sealing) the rest.
+#[derive(Clone, Copy, Debug)]
+pub struct Weights {
+    pub per_slot: [u64; 3],
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        // before any measurement: stage 3 also seals and writes the next shuffle's stage 1
+        Self { per_slot: [4000, 4000, 7000] }
+    }
+}
+
+/// Total progress of a shuffle over `slots` slots.
+pub fn total_ops(slots: u64, with_stage1: bool, w: &Weights) -> u64 {
+    slots * (if with_stage1 { w.per_slot[0] } else { 0 } + w.per_slot[1] + w.per_slot[2])
+}
+
+struct Out<'a> {
+    region: u32,
+    key: &'a BlockKey,
+    ctx: u32,
+    /// destination slot of the block read from slot p
+    to: &'a [u32],
+}
+
+/// The shuffle's private memory: two groups of slots. Kept across shuffles, so that a new
+/// epoch does not start by faulting in and zeroing tens of megabytes.
+#[derive(Default)]
+pub struct Buffers {
+    main: Vec<Vec<u8>>,
+    second: Vec<Vec<u8>>,
+    staged: Vec<Vec<u8>>,
+}
+
+impl Buffers {
+    fn fit(&mut self, groups: usize, slot: usize, two: bool) {
+        let size = |v: &mut Vec<Vec<u8>>, n: usize| {
+            v.resize_with(n, Vec::new);
+            for b in v.iter_mut() {
+                b.resize(slot, 0);
+            }
+        };
+        size(&mut self.main, groups);
+        if two {
+            size(&mut self.second, groups);
+        }
+        self.staged.resize_with(groups, Vec::new);
+    }
+}
+
+/// One group: read every slot (fixed order), open, seal for each output's destination, then
+/// write each output's slots in the group's fixed order.
+#[allow(clippy::too_many_arguments)]
+fn pass(
+    storage: &dyn Storage,
+    pool: &rayon::ThreadPool,
+    progress: &Progress,
+    group: &[u64],
+    by_columns: bool,
+    cols: usize,
+    read: (u32, &BlockKey, u32),
+    outs: &[Out],
+    b: &mut Buffers,
+    weight: u64,
+) -> Result<()> {
+    let w_write = weight / 5;
+    let w_read = weight.saturating_sub(w_write * outs.len() as u64);
+    let (read_region, read_key, read_ctx) = read;
+    let n = group.len();
+    let two = outs.len() == 2;
+    let main = &mut b.main[..n];
+    let second = &mut b.second[..if two { n } else { 0 }];
+    pool.install(|| {
+        let work = |(k, buf): (usize, &mut Vec<u8>), extra: Option<&mut Vec<u8>>| -> Result<()> {
+            let p = group[k];
+            storage.read(Actor::Shuffle, read_region, p, buf)?;
+            read_key.open_slot(slot_nonce(p, read_ctx), buf, read_region, p)?;
+            if let Some(x) = extra {
+                x.copy_from_slice(buf);
+                let o = &outs[1];
+                o.key.seal_slot(slot_nonce(o.to[p as usize] as u64, o.ctx), x);
+            }
+            // Seal for the destination at once, while the block is still in cache; the
+            // nonce names the destination slot, which the route already fixes.
+            let o = &outs[0];
+            o.key.seal_slot(slot_nonce(o.to[p as usize] as u64, o.ctx), buf);
+            progress.add(w_read);
+            Ok(())
+        };
+        if two {
+            main.par_iter_mut().enumerate().zip(second.par_iter_mut()).try_for_each(|(kb, x)| work(kb, Some(x)))
+        } else {
+            main.par_iter_mut().enumerate().try_for_each(|kb| work(kb, None))
+        }
+    })?;
+    for (oi, o) in outs.iter().enumerate() {
+        let bufs: &mut [Vec<u8>] = if oi == 0 { &mut *main } else { &mut *second };
+        // Put each block at the index of its target slot, so that slots are written in the
+        // group's fixed order (the order of writes must not depend on the route).
+        for k in 0..n {
+            let to = o.to[group[k] as usize] as usize;
+            let at = if by_columns { to / cols } else { to % cols };
+            b.staged[at] = std::mem::take(&mut bufs[k]);
+        }
+        bufs.swap_with_slice(&mut b.staged[..n]);
+        let bufs = &*bufs;
+        pool.install(|| {
+            bufs.par_iter().zip(group.par_iter()).try_for_each(|(buf, &slot)| {
+                storage.write(Actor::Shuffle, o.region, slot, buf)?;
+                progress.add(w_write);
+                Ok::<(), OramError>(())
+            })
+        })?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    storage: &dyn Storage,
+    job: &ShuffleJob,
+    pool: &rayon::ThreadPool,
+    progress: &Progress,
+    abort: &AtomicBool,
+    crash_at: Option<u64>,
+    b: &mut Buffers,
+    weights: &Weights,
+) -> Result<[f64; 3]> {
+    let mut secs = [0.0; 3];
+    let (r, c) = (job.route.rows, job.route.cols);
+    let g = r.max(c);
+    b.fit(g, storage.slot_size(), job.next.is_some());
+    let st = &job.route.stages;
+    // stage 3 with the next shuffle's stage 1: the block bound for slot q of the new epoch
+    // also goes to slot next.s1[q] of the work region
+    let composed: Option<Vec<u32>> =
+        job.next.as_ref().map(|n| st[2].iter().map(|&q| n.route.stages[0][q as usize]).collect());
+    let mut group: Vec<u64> = Vec::with_capacity(g);
+    for stage in 0..3usize {
+        let read = match (stage, &job.stage1_from) {
+            (0, Some(src)) => (src.region, &*src.key, src.ctx),
+            (0, None) => continue,
+            _ => (job.work_region, &*job.keys[stage - 1], stage as u32),
+        };
+        let mut outs = vec![Out {
+            region: if stage == 2 { job.dst_region } else { job.work_region },
+            key: &job.keys[stage],
+            ctx: stage as u32 + 1,
+            to: &st[stage],
+        }];
+        if let (2, Some(n), Some(comp)) = (stage, &job.next, &composed) {
+            outs.push(Out { region: job.work_region, key: &n.key, ctx: 1, to: comp });
+        }
+        let by_columns = stage == 1;
+        let t0 = std::time::Instant::now();
+        for gi in 0..if by_columns { c } else { r } {
+            if abort.load(Ordering::SeqCst) {
+                return Err(OramError::Io("shuffle aborted".into()));
+            }
+            if crash_at.is_some_and(|at| progress.get() >= at) {
+                eprintln!("veil-oram: failpoint shuffle-stage2: aborting");
+                std::process::abort();
+            }
+            group.clear();
+            if by_columns {
+                group.extend((0..r).map(|k| (k * c + gi) as u64));
+            } else {
+                group.extend((0..c).map(|k| (gi * c + k) as u64));
+            }
+            pass(storage, pool, progress, &group, by_columns, c, read, &outs, b, weights.per_slot[stage])?;
+        }
+        secs[stage] = t0.elapsed().as_secs_f64();
+    }
+    storage.sync_region(job.dst_region)?;
+    Ok(secs)
+}

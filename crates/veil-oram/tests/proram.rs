@@ -1,0 +1,176 @@
+mod common;
+use common::*;
+use rand::{Rng, SeedableRng};
+use std::collections::HashSet;
+use std::sync::Arc;
+use veil_oram::crypto::TAG_LEN;
+use veil_oram::data::check_block;
+use veil_oram::proram::{region_slots, Geometry, ProOram};
+use veil_oram::storage::{Actor, FileStorage, Op, Storage};
+use veil_oram::OramError;
+
+#[test]
+fn geometry_has_sqrt_dummies_and_fits_a_grid() {
+    for n in [1u64, 2, 10, 100, 1000, 1024, 4096, 262_144] {
+        let g = Geometry::new(n).unwrap();
+        let t = (n as f64).sqrt().ceil() as u64;
+        assert_eq!(g.epoch_len, t);
+        assert!(g.dummies() >= t, "n={n}");
+        assert!(g.dummies() < t + g.cols + 1, "n={n}");
+        assert!(g.rows.abs_diff(g.cols) <= 1, "n={n}");
+    }
+    assert!(Geometry::new(0).is_err());
+}
+
+#[test]
+fn every_reply_is_the_block_over_many_epochs() {
+    let (o, _) = memory_store(100, 48, 1);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let e0 = o.stats().epoch;
+    for k in 0..1000u64 {
+        let id = if k % 3 == 0 { 7 } else { rng.gen_range(0..100) };
+        let d = o.read(id).unwrap();
+        assert!(check_block(SEED, id, &d), "block {id} wrong at request {k}");
+    }
+    assert_eq!(o.stats().epoch - e0, 1000 / 10);
+    assert!(matches!(o.read(100), Err(OramError::UnknownBlock { id: 100, n_blocks: 100 })));
+}
+
+/// Each request reads exactly one slot of the live region; within an epoch no slot is read
+/// twice (even when one block is requested over and over); keys differ between epochs.
+#[test]
+fn one_read_per_request_each_slot_once_per_epoch_fresh_keys() {
+    let n = 64;
+    let (o, st) = memory_store(n, 32, 2);
+    let t = o.geometry().epoch_len;
+    st.log().set_enabled(true);
+    st.log().drain();
+    let mut keys = vec![o.stats().key_fingerprint];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(6);
+    for e in 0..20 {
+        for k in 0..t {
+            let id = if e % 2 == 0 { 3 } else if k % 2 == 0 { rng.gen_range(0..n) } else { 3 };
+            o.read(id).unwrap();
+        }
+        keys.push(o.stats().key_fingerprint);
+    }
+    let acc: Vec<_> = st.log().drain().into_iter().filter(|x| x.actor == Actor::Access).collect();
+    assert_eq!(acc.len() as u64, 20 * t);
+    for (e, chunk) in acc.chunks(t as usize).enumerate() {
+        assert!(chunk.iter().all(|x| x.op == Op::Read && x.region == chunk[0].region));
+        let set: HashSet<u64> = chunk.iter().map(|x| x.index).collect();
+        assert_eq!(set.len() as u64, t, "epoch {e}: a slot was read twice");
+    }
+    let distinct: HashSet<u64> = keys.iter().copied().collect();
+    assert_eq!(distinct.len(), keys.len(), "an epoch key repeated");
+}
+
+fn access_trace(pattern: &str, epochs: u64, seed: u64) -> (Vec<u64>, Vec<(Op, u32, u64)>, u64) {
+    let n = 64;
+    // one shuffle thread: the shuffle's trace is then a fixed sequence, compared exactly
+    let st: Arc<dyn Storage> = Arc::new(veil_oram::storage::MemoryStorage::new(16 + TAG_LEN, &region_slots(n).unwrap()));
+    let mut c = cfg(16, seed);
+    c.threads = 1;
+    let o = ProOram::create(st.clone(), master(), n, c, &fill).unwrap();
+    let t = o.geometry().epoch_len;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    st.log().set_enabled(true);
+    st.log().drain();
+    for k in 0..epochs * t {
+        let id = match pattern {
+            "repeat" => 5,
+            "sequential" => k % n,
+            _ => rng.gen_range(0..n),
+        };
+        o.read(id).unwrap();
+    }
+    let log = st.log().drain();
+    let acc = log.iter().filter(|x| x.actor == Actor::Access).map(|x| x.index).collect();
+    let shuf: Vec<_> = log.iter().filter(|x| x.actor == Actor::Shuffle).map(|x| (x.op, x.region, x.index)).collect();
+    (acc, shuf, t)
+}
+
+/// The adversary's view does not depend on the requests: the slots read for "one block
+/// again and again" and for "uniform requests" are indistinguishable (chi-square homogeneity
+/// on slot index, and on the pair (rank within epoch, slot)), and the shuffle's trace is the
+/// same multiset of slots. The same statistic does catch the non-oblivious plain store.
+#[test]
+fn access_sequence_is_independent_of_requests() {
+    let epochs = 400;
+    let (a, sa, t) = access_trace("repeat", epochs, 21);
+    let (b, sb, _) = access_trace("uniform", epochs, 22);
+    let (c, _, _) = access_trace("sequential", epochs, 23);
+    let m = 72u64; // slots for n = 64 (8 x 9)
+    let hist = |v: &[u64]| {
+        let mut h = vec![0u64; m as usize];
+        for &x in v {
+            h[x as usize] += 1;
+        }
+        h
+    };
+    let p_ab = homogeneity_p(&hist(&a), &hist(&b));
+    let p_ac = homogeneity_p(&hist(&a), &hist(&c));
+    assert!(p_ab > 1e-3 && p_ac > 1e-3, "slot histograms differ: p={p_ab} {p_ac}");
+    // slot of the first request of each epoch vs the last: joint (rank, slot-bucket) histogram
+    let joint = |v: &[u64]| {
+        let mut h = vec![0u64; (t * 8) as usize];
+        for (k, &x) in v.iter().enumerate() {
+            h[(k as u64 % t * 8 + x * 8 / m) as usize] += 1;
+        }
+        h
+    };
+    let p_joint = homogeneity_p(&joint(&a), &joint(&b));
+    assert!(p_joint > 1e-3, "rank/slot histograms differ: p={p_joint}");
+    // within-epoch repeats would show up as equal consecutive slots: there are none
+    assert!(a.chunks(t as usize).all(|e| e.iter().collect::<HashSet<_>>().len() == t as usize));
+    // the shuffle still running at the end has gone further in one run than in the other
+    let common = sa.len().min(sb.len());
+    assert!(common as u64 >= epochs * 5 * m, "shuffle trace too short: {common}");
+    assert_eq!(sa[..common], sb[..common], "shuffle trace depends on the requests");
+
+    // negative control: the plain store's slots are the ids, and the test rejects it
+    let plain_a: Vec<u64> = vec![5; a.len()];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let plain_b: Vec<u64> = (0..b.len()).map(|_| rng.gen_range(0..64)).collect();
+    assert!(homogeneity_p(&hist(&plain_a), &hist(&plain_b)) < 1e-6);
+}
+
+#[test]
+fn flipped_bit_is_detected_never_returned() {
+    let (o, st) = memory_store(50, 40, 3);
+    let (region, slot) = o.debug_slot_of(17);
+    st.flip_bit(region, slot, 77).unwrap();
+    assert!(matches!(o.read(17), Err(OramError::Tamper { .. })));
+    // asking again in the same epoch reads a dummy and still refuses
+    assert!(matches!(o.read(17), Err(OramError::Tamper { .. })));
+    assert!(check_block(SEED, 18, &o.read(18).unwrap()));
+}
+
+#[test]
+fn file_store_survives_a_crash_mid_shuffle_and_reopens() {
+    let dir = std::env::temp_dir().join(format!("veil-oram-crash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let n = 200;
+    let bs = 64;
+    {
+        let st: Arc<dyn Storage> = Arc::new(FileStorage::create(&dir, bs + TAG_LEN, &region_slots(n).unwrap()).unwrap());
+        let o = ProOram::create(st, master(), n, cfg(bs, 4), &fill).unwrap();
+        for id in 0..20 {
+            assert!(check_block(SEED, id, &o.read(id).unwrap()));
+        }
+        o.debug_crash(); // the shuffle stops part-way; the state still names the live epoch
+    }
+    for round in 0..2 {
+        let st: Arc<dyn Storage> = Arc::new(FileStorage::open(&dir).unwrap());
+        let o = ProOram::open(st, master(), cfg(bs, 5 + round)).unwrap();
+        for id in 0..n {
+            assert!(check_block(SEED, id, &o.read(id).unwrap()), "block {id} after restart {round}");
+        }
+    }
+    // wrong master key or block size: clear errors
+    let st: Arc<dyn Storage> = Arc::new(FileStorage::open(&dir).unwrap());
+    let e = ProOram::open(st.clone(), veil_oram::crypto::BlockKey::from_bytes([1; 16]), cfg(bs, 1)).err().unwrap();
+    assert!(matches!(e, OramError::Corrupt(_)), "{e}");
+    assert!(matches!(ProOram::open(st, master(), cfg(bs + 1, 1)).err().unwrap(), OramError::Config(_)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,70 @@
+//! Redis backend: started here from Debian's `redis-server` when it is installed.
+mod common;
+use common::*;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use veil_oram::crypto::TAG_LEN;
+use veil_oram::data::check_block;
+use veil_oram::proram::{region_slots, ProOram};
+use veil_oram::redis::RedisStorage;
+use veil_oram::storage::{Actor, Storage};
+use veil_oram::OramError;
+
+struct Server(Child, std::path::PathBuf);
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+        let _ = std::fs::remove_dir_all(&self.1);
+    }
+}
+
+fn start(port: u16) -> Option<Server> {
+    let dir = std::env::temp_dir().join(format!("veil-oram-redis-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let s = Server(child, dir);
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(s);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    None
+}
+
+#[test]
+fn proram_on_redis_serves_and_detects_tampering() {
+    let port = 20000 + (std::process::id() % 20000) as u16;
+    let Some(_srv) = start(port) else {
+        eprintln!("redis-server not installed: skipping (apt-get install redis-server)");
+        return;
+    };
+    let addr = format!("127.0.0.1:{port}");
+    let n = 120;
+    let bs = 100;
+    let st: Arc<dyn Storage> = Arc::new(RedisStorage::connect(&addr, "t", bs + TAG_LEN, &region_slots(n).unwrap()).unwrap());
+    let o = ProOram::create(st.clone(), master(), n, cfg(bs, 1), &fill).unwrap();
+    st.log().set_enabled(true);
+    for k in 0..300u64 {
+        let id = (k * 13) % n;
+        assert!(check_block(SEED, id, &o.read(id).unwrap()));
+    }
+    assert_eq!(st.log().drain().iter().filter(|e| e.actor == Actor::Access).count(), 300);
+    // a second handle on the same keys reopens the store
+    drop(o);
+    let st2: Arc<dyn Storage> = Arc::new(RedisStorage::connect(&addr, "t", bs + TAG_LEN, &region_slots(n).unwrap()).unwrap());
+    let o2 = ProOram::open(st2.clone(), master(), cfg(bs, 2)).unwrap();
+    assert!(check_block(SEED, 7, &o2.read(7).unwrap()));
+    let (r, s) = o2.debug_slot_of(5);
+    st2.flip_bit(r, s, 9).unwrap();
+    assert!(matches!(o2.read(5), Err(OramError::Tamper { .. })));
+    assert!(RedisStorage::connect("127.0.0.1:1", "t", 8, &[1]).is_err());
+}

@@ -1,0 +1,52 @@
+//! `veil._native.memnet`: JSON config in, JSON result out.
+//!
+//! Errors: a bad configuration raises `ValueError` whose message starts with "config: "
+//! (Python turns it into `veil.core.ConfigError`); a failed run (deadlock, livelock,
+//! conservation) raises `RuntimeError` with the watchdog's one-line report.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use veil_memnet::SimError;
+
+fn to_py(e: SimError) -> PyErr {
+    match e {
+        SimError::Config(c) => PyValueError::new_err(format!("config: {c}")),
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+/// Runs one simulation described by a JSON config; returns the JSON result.
+#[pyfunction]
+fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let text = config_json.to_owned();
+    py.allow_threads(move || veil_memnet::simulate_json(&text)).map_err(to_py)
+}
+
+/// Checks a config without running it (builds topology and routing).
+#[pyfunction]
+fn check(config_json: &str) -> PyResult<()> {
+    let cfg = veil_memnet::SimConfig::from_json(config_json).map_err(|e| to_py(e.into()))?;
+    veil_memnet::sim::Engine::new(&cfg).map(|_| ()).map_err(|e| to_py(e.into()))
+}
+
+/// The default (booksim_compat) config as JSON.
+#[pyfunction]
+fn default_config() -> String {
+    veil_memnet::default_config_json()
+}
+
+/// (kind, name, doc) of every named component.
+#[pyfunction]
+fn components() -> Vec<(&'static str, &'static str, &'static str)> {
+    veil_memnet::component_names()
+}
+
+pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = PyModule::new(parent.py(), "memnet")?;
+    m.add_function(wrap_pyfunction!(simulate, &m)?)?;
+    m.add_function(wrap_pyfunction!(check, &m)?)?;
+    m.add_function(wrap_pyfunction!(default_config, &m)?)?;
+    m.add_function(wrap_pyfunction!(components, &m)?)?;
+    parent.add_submodule(&m)?;
+    Ok(())
+}

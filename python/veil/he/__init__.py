@@ -1,0 +1,4 @@
+"""he: CHOCO client-aided homomorphic DNN inference on Microsoft SEAL (BFV batching) with
+rotational redundancy, parameter search and client cost models."""
+
+from veil.he import experiments, reproduce  # noqa: F401  (registrations)

@@ -1,0 +1,65 @@
+"""The `oram.access` experiment: numbers that follow from the algorithms."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from veil.core import ConfigError, load_systems
+from veil.core.config import validate
+
+
+def run(**kw):
+    load_systems()
+    from veil.oram.experiments import access
+
+    return access(validate("oram.access", kw))
+
+
+def test_proram_moves_one_slot_plus_its_share_of_three_shuffle_passes():
+    n, b = 400, 512
+    r = run(engine="proram", n_blocks=n, block_size=b, accesses=80, warmup=20)
+    assert r["errors"] == 0
+    t = 20
+    cols = math.ceil(math.sqrt(n + t))
+    slots = cols * math.ceil((n + t) / cols)
+    slot = b + 16
+    # 1 slot read by the access + (2 reads + 3 writes per slot: stage 2, stage 3 + next stage 1) / T
+    want = slot + 5 * slots * slot / t
+    assert r["bytes_per_access"] == pytest.approx(want, rel=0.06)
+    assert r["private_cache_blocks"] == t == r["epoch_len"]
+    assert r["network_ms"] == pytest.approx(slot * 8 / 7e6 * 1e3)
+
+
+def test_pathoram_moves_two_paths_and_plain_one_slot():
+    n, b = 256, 128
+    p = run(engine="pathoram", n_blocks=n, block_size=b, accesses=40)
+    levels = math.ceil(math.log2(n / 2)) + 1
+    assert p["bytes_per_access"] == 2 * levels * (12 + 4 * (8 + b) + 16)
+    q = run(engine="plain", n_blocks=n, block_size=b, accesses=40)
+    assert q["bytes_per_access"] == b + 16
+    assert p["errors"] == q["errors"] == 0
+
+
+def test_file_backend_in_a_temporary_directory():
+    r = run(engine="proram", n_blocks=64, block_size=512, accesses=24, backend="file")
+    assert r["errors"] == 0 and r["storage_core_ms"] > 0
+
+
+def test_bad_configs_are_one_line_errors():
+    with pytest.raises(ConfigError, match="engine"):
+        run(engine="melbourne", n_blocks=4, block_size=16)
+    with pytest.raises(ConfigError, match="MiB of memory"):
+        run(engine="proram", n_blocks=1 << 20, block_size=1 << 20)
+    with pytest.raises(ConfigError, match="n_blocks"):
+        run(engine="proram", n_blocks=0, block_size=16)
+
+
+def test_redis_backend_started_by_the_test(redis_server):
+    r = run(engine="proram", n_blocks=100, block_size=256, accesses=40, backend="redis", redis=redis_server)
+    assert r["errors"] == 0 and r["accesses"] == 40
+    q = run(engine="pathoram", n_blocks=100, block_size=256, accesses=20, backend="redis", redis=redis_server)
+    assert q["errors"] == 0
+    with pytest.raises(Exception, match="redis at 127.0.0.1:1"):
+        run(engine="plain", n_blocks=4, block_size=16, backend="redis", redis="127.0.0.1:1")
