@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 mod crypto;
 mod memnet;
 mod oram;
+mod enclave;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -13,5 +14,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crypto::register(m)?;
     memnet::register(m)?;
     oram::register(m)?;
+    enclave::register(m)?;
     Ok(())
 }

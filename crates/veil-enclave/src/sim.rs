@@ -1,0 +1,1136 @@
+//! The discrete-event engine: threads pinned to execution units (enclave cores and SSEs), a
+//! per-unit scheduler with context switches, responder timers and round-robin quanta, the
+//! shared request buffer between workers and responders, and the cache hierarchy that prices
+//! every phase a thread runs.
+//!
+//! A thread runs as a sequence of *phases*. When a phase starts, its access stream goes through
+//! the caches and its duration is fixed (compute + stalls); a preempted phase keeps its
+//! remaining cycles. Effects (a request posted, a call completed) happen when a phase ends.
+
+use std::collections::VecDeque;
+
+use rand::Rng;
+use serde::Serialize;
+use veil_core::{Cycle, EventQueue, RngStreams, StreamRng};
+
+use crate::cache::{Hierarchy, Latency, HOME_SHIFT, SHARED_BIT};
+use crate::config::{Config, Model, Policy};
+use crate::workload::{server_steps, Buf, Call, Kernel, Size, Step};
+
+/// Where a worker's time goes (the paper's Fig. 3 categories).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cat {
+    Workload = 0,
+    Pack = 1,
+    Unpack = 2,
+    Syscall = 3,
+    Polling = 4,
+    Ecall = 5,
+    Ocall = 6,
+    Ctx = 7,
+}
+
+pub const CAT_NAMES: [&str; 8] = ["workload", "pack", "unpack", "syscall", "polling", "ecall", "ocall", "ctx_switch"];
+
+// Footprints of the access streams (documented in docs/enclave.md).
+const ARGS_LINES: u64 = 8;
+const KERNEL_STATE_LINES: u64 = 16 * 1024 / 64;
+const GLOBAL_KERNEL_LINES: u64 = 16 * 1024 / 64;
+/// Lines of its stack a responder touches to run one call.
+const CALL_STACK_LINES: u64 = 4;
+/// Compute of one pass over the shared buffer (load flags, compare, branch).
+const CHECK_CYCLES: f64 = 100.0;
+/// Compute to post a request or read a completion in the shared buffer.
+const POST_CYCLES: f64 = 50.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Work,
+    /// The call executed on the worker's own core: directly from enclave buffers (`direct`,
+    /// BL and SEV guest-kernel calls) or from the untrusted copy (EX-B).
+    LocalSys { direct: bool },
+    Pack { post: bool },
+    Ocall,
+    Ecall,
+    Wait,
+    Unpack { slot: bool },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Req {
+    None,
+    Posted(Cycle),
+    InService,
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Act {
+    Idle,
+    Ctx(usize),
+    Run(usize),
+    Spin(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RPhase {
+    Check,
+    Process(usize),
+}
+
+enum Ev {
+    CoreDone { core: usize, gen: u64 },
+    Timer { tid: usize },
+    Quantum { core: usize, gen: u64 },
+}
+
+struct Unit {
+    tile: u32,
+    sse: bool,
+    pinned: Vec<usize>,
+    pinned_workers: usize,
+    runq: VecDeque<usize>,
+    cur: Option<usize>,
+    last: Option<usize>,
+    act: Act,
+    gen: u64,
+    qgen: u64,
+    preempt_pending: bool,
+}
+
+struct Thread {
+    unit: usize,
+    worker: Option<usize>,
+    responder: Option<usize>,
+    /// Remaining cycles and category of a preempted phase.
+    saved: Option<(Cycle, Cat)>,
+    /// End time and category of the running phase.
+    phase: Option<(Cycle, Cat)>,
+    /// Sleeping on its timer (responders).
+    sleeping: bool,
+    done: bool,
+}
+
+struct Worker {
+    tid: usize,
+    responder: Option<usize>,
+    first_request: u64,
+    n_requests: u64,
+    req_i: u64,
+    step_i: usize,
+    ops: Vec<Op>,
+    op_i: usize,
+    req: Req,
+    cat: Option<Cat>,
+    since: Cycle,
+    time: [Cycle; 8],
+    done_at: Cycle,
+    rng: StreamRng,
+    tx_pos: u64,
+}
+
+struct Responder {
+    tid: usize,
+    serves: Vec<usize>,
+    phase: RPhase,
+    spinning: bool,
+}
+
+/// Counters a run reports besides time.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Counters {
+    pub ctx_switches: u64,
+    pub ecalls: u64,
+    pub ocalls: u64,
+    pub calls_local: u64,
+    pub calls_posted: u64,
+    pub calls_completed: u64,
+    pub responder_checks: u64,
+    pub responder_empty_checks: u64,
+    pub responder_sleeps: u64,
+    pub responder_check_cycles: u64,
+    pub responder_syscall_cycles: u64,
+    pub preemptions: u64,
+    /// Sum over exitless calls of the time from posting to a responder picking the call up.
+    pub pickup_wait_cycles: u64,
+    pub events: u64,
+}
+
+/// Result of one simulation.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimResult {
+    pub model: &'static str,
+    pub policy: &'static str,
+    pub workers: u32,
+    pub tiles: u32,
+    pub requests: u32,
+    pub requests_completed: u64,
+    /// Every request completed exactly once (checked per request id).
+    pub each_request_once: bool,
+    /// Parallel completion time: the last worker's finish.
+    pub completion_cycles: u64,
+    pub completion_s: f64,
+    /// Thousand requests per second at `clock_ghz`.
+    pub throughput_krps: f64,
+    /// Mean cycles per worker in each Fig. 3 category (sums to the mean worker time).
+    pub breakdown: std::collections::BTreeMap<&'static str, f64>,
+    pub mean_worker_cycles: f64,
+    pub l1d_accesses: u64,
+    pub l1d_misses: u64,
+    pub sse_l1d_misses: u64,
+    pub sharing_misses: u64,
+    pub l2_accesses: u64,
+    pub l2_misses: u64,
+    pub dram_accesses: u64,
+    pub counters: Counters,
+}
+
+struct Sim<'a> {
+    cfg: &'a Config,
+    steps: Vec<Step>,
+    q: EventQueue<Ev>,
+    mem: Hierarchy,
+    units: Vec<Unit>,
+    threads: Vec<Thread>,
+    workers: Vec<Worker>,
+    responders: Vec<Responder>,
+    dirty: Vec<usize>,
+    c: Counters,
+    cold_next: u64,
+    completions: Vec<u8>,
+    ctx_cycles: Cycle,
+    sleep_cycles: Cycle,
+    quantum_cycles: Cycle,
+    workers_left: usize,
+    /// Guard against configurations that make no progress (a bug would otherwise hang).
+    event_budget: u64,
+    app_ws_lines: u64,
+    app_hot_lines: u64,
+    resp_lines: u64,
+    ctx_lines: u64,
+    // Layout of a worker's shared block (directory index space).
+    sh_block: u64,
+    sh_udata: u64,
+    sh_kstate: u64,
+    sh_ring: u64,
+    ring_lines: u64,
+    global_base: u64,
+    // Private layout per worker.
+    pv_block: u64,
+    pv_req: u64,
+    pv_hdr: u64,
+    pv_page: u64,
+    pv_args: u64,
+}
+
+fn lines_of(bytes: u64) -> u64 {
+    bytes.div_ceil(64)
+}
+
+impl<'a> Sim<'a> {
+    fn new(cfg: &'a Config) -> Self {
+        let t = cfg.tiles as usize;
+        let n = cfg.workers as usize;
+        let model = cfg.model;
+        // --- execution units and placement -------------------------------------------------
+        let n_sse = if model.sse() { cfg.sse_count() as usize } else { 0 };
+        let k = if model.sse() { cfg.cores_per_sse_eff() as usize } else { 1 };
+        let mut units: Vec<Unit> = (0..t + n_sse)
+            .map(|u| Unit {
+                tile: if u < t { u as u32 } else { ((u - t) * k).min(t - 1) as u32 },
+                sse: u >= t,
+                pinned: Vec::new(),
+                pinned_workers: 0,
+                runq: VecDeque::new(),
+                cur: None,
+                last: None,
+                act: Act::Idle,
+                gen: 0,
+                qgen: 0,
+                preempt_pending: false,
+            })
+            .collect();
+        let worker_unit: Vec<usize>;
+        let mut responder_units: Vec<(usize, Vec<usize>)> = Vec::new(); // (unit, workers served)
+        match model {
+            Model::Bl | Model::ExB => worker_unit = (0..n).map(|w| w % t).collect(),
+            Model::ExL => {
+                // Pairs get two cores while cores last; the rest share one core per pair.
+                let split = if 2 * n <= t { n } else { t.saturating_sub(n) };
+                let mut wu = Vec::with_capacity(n);
+                for w in 0..n {
+                    if w < split {
+                        wu.push(2 * w);
+                        responder_units.push((2 * w + 1, vec![w]));
+                    } else {
+                        let c = (2 * split + (w - split)) % t;
+                        wu.push(c);
+                        responder_units.push((c, vec![w]));
+                    }
+                }
+                worker_unit = wu;
+            }
+            Model::SseNhp | Model::SseHp => {
+                worker_unit = (0..n).map(|w| w % t).collect();
+                let mut served: Vec<Vec<usize>> = vec![Vec::new(); n_sse];
+                for w in 0..n {
+                    served[(worker_unit[w] / k).min(n_sse - 1)].push(w);
+                }
+                for (s, ws) in served.into_iter().enumerate() {
+                    if !ws.is_empty() {
+                        responder_units.push((t + s, ws));
+                    }
+                }
+            }
+        }
+        // --- threads -------------------------------------------------------------------------
+        let rs = RngStreams::new(cfg.seed);
+        let m = cfg.requests as u64;
+        let (base, extra) = (m / n as u64, m % n as u64);
+        let mut threads = Vec::new();
+        let mut workers = Vec::new();
+        let mut first = 0u64;
+        for w in 0..n {
+            let nr = base + u64::from((w as u64) < extra);
+            threads.push(Thread { unit: worker_unit[w], worker: Some(w), responder: None, saved: None, phase: None, sleeping: false, done: false });
+            workers.push(Worker {
+                tid: w,
+                responder: None,
+                first_request: first,
+                n_requests: nr,
+                req_i: 0,
+                step_i: 0,
+                ops: Vec::new(),
+                op_i: 0,
+                req: Req::None,
+                cat: None,
+                since: 0,
+                time: [0; 8],
+                done_at: 0,
+                rng: rs.named("worker", w as u64),
+                tx_pos: 0,
+            });
+            first += nr;
+        }
+        let mut responders = Vec::new();
+        for (r, (unit, serves)) in responder_units.into_iter().enumerate() {
+            let tid = threads.len();
+            threads.push(Thread { unit, worker: None, responder: Some(r), saved: None, phase: None, sleeping: false, done: false });
+            for &w in &serves {
+                workers[w].responder = Some(r);
+            }
+            responders.push(Responder { tid, serves, phase: RPhase::Check, spinning: false });
+        }
+        // Responders first: they check the buffer, find it empty and sleep, as in the paper.
+        for r in &responders {
+            units[threads[r.tid].unit].pinned.push(r.tid);
+        }
+        for w in 0..n {
+            units[worker_unit[w]].pinned.push(w);
+            units[worker_unit[w]].pinned_workers += 1;
+        }
+        // --- memory layout and caches ----------------------------------------------------------
+        let page_l = lines_of(cfg.page_bytes);
+        let req_l = lines_of(cfg.http_request_bytes);
+        let hdr_l = lines_of(cfg.header_bytes);
+        let udata_l = page_l.max(req_l).max(hdr_l) + ARGS_LINES;
+        let ring_lines = 2 * page_l.max(hdr_l);
+        let sh_udata = 1;
+        let sh_kstate = sh_udata + udata_l;
+        let sh_ring = sh_kstate + KERNEL_STATE_LINES;
+        let sh_block = sh_ring + ring_lines;
+        let global_base = sh_block * n as u64;
+        let dir_lines = (global_base + GLOBAL_KERNEL_LINES + 1) as usize;
+        let app_ws_lines = cfg.app_ws_kb as u64 * 16;
+        let resp_lines = cfg.responder_ws_lines as u64;
+        let ctx_lines = cfg.ctx_switch_kb as u64 * 16;
+        let pv_req = app_ws_lines;
+        let pv_hdr = pv_req + req_l;
+        let pv_page = pv_hdr + hdr_l;
+        let pv_args = pv_page + page_l;
+        let pv_block = pv_args + ARGS_LINES;
+        let mut l1s = Vec::new();
+        for u in &units {
+            if u.sse {
+                l1s.push((cfg.sse_l1d_kb as u64 * 1024, cfg.sse_l1d_ways as usize, u.tile, true));
+            } else {
+                l1s.push((cfg.l1d_kb as u64 * 1024, cfg.l1d_ways as usize, u.tile, false));
+            }
+        }
+        let l2_kb = if model == Model::SseNhp { cfg.l2_slice_nhp_kb } else { cfg.l2_slice_kb };
+        let lat = Latency {
+            l2_hit: cfg.l2_hit_cycles,
+            hop: cfg.hop_cycles,
+            remote_l1: cfg.remote_l1_cycles,
+            dram: cfg.dram_cycles,
+            crypto: if model.secure() { cfg.mem_crypto_cycles } else { 0.0 },
+        };
+        let mem = Hierarchy::new(&l1s, cfg.tiles, l2_kb as u64 * 1024, cfg.l2_ways as usize, dir_lines, lat);
+        let cyc = |ns: f64| (ns * cfg.clock_ghz).round() as Cycle;
+        Sim {
+            cfg,
+            steps: server_steps(),
+            q: EventQueue::new(),
+            mem,
+            units,
+            threads,
+            workers,
+            responders,
+            dirty: Vec::new(),
+            c: Counters::default(),
+            cold_next: 0,
+            completions: vec![0; m as usize],
+            ctx_cycles: cyc(cfg.ctx_switch_ns),
+            sleep_cycles: cyc(cfg.responder_sleep_us * 1000.0).max(1),
+            quantum_cycles: cyc(cfg.sched_quantum_us * 1000.0).max(1),
+            workers_left: n,
+            event_budget: 2_000 * m.max(1) * (1 + n as u64 / cfg.tiles as u64) + 10_000_000,
+            app_ws_lines,
+            app_hot_lines: cfg.app_hot_kb as u64 * 16,
+            resp_lines,
+            ctx_lines,
+            sh_block,
+            sh_udata,
+            sh_kstate,
+            sh_ring,
+            ring_lines,
+            global_base,
+            pv_block,
+            pv_req,
+            pv_hdr,
+            pv_page,
+            pv_args,
+        }
+    }
+
+    // ----- addresses ------------------------------------------------------------------------
+
+    fn worker_tile(&self, w: usize) -> u64 {
+        self.units[self.threads[self.workers[w].tid].unit].tile as u64
+    }
+    fn private_line(&self, w: usize, off: u64) -> u64 {
+        (self.worker_tile(w) << HOME_SHIFT) | (w as u64 * self.pv_block + off)
+    }
+    fn shared_line(&self, w: usize, off: u64) -> u64 {
+        (self.worker_tile(w) << HOME_SHIFT) | SHARED_BIT | (w as u64 * self.sh_block + off)
+    }
+    fn global_line(&self, i: u64) -> u64 {
+        let i = i % GLOBAL_KERNEL_LINES;
+        ((i % self.cfg.tiles as u64) << HOME_SHIFT) | SHARED_BIT | (self.global_base + i)
+    }
+    fn responder_line(&self, r: usize, i: u64) -> u64 {
+        let tile = self.units[self.threads[self.responders[r].tid].unit].tile as u64;
+        // Private space above every worker block.
+        (tile << HOME_SHIFT) | (self.pv_block * self.workers.len() as u64 + r as u64 * self.resp_lines + i % self.resp_lines)
+    }
+    fn cold_line(&mut self, tile: u64) -> u64 {
+        self.cold_next += 1;
+        (tile << HOME_SHIFT) | (1 << 41) | self.cold_next
+    }
+    fn buf_line(&self, w: usize, b: Buf, i: u64) -> u64 {
+        let off = match b {
+            Buf::Args => self.pv_args + i % ARGS_LINES,
+            Buf::Request => self.pv_req + i,
+            Buf::Header => self.pv_hdr + i,
+            Buf::Page => self.pv_page + i,
+        };
+        self.private_line(w, off)
+    }
+    fn bytes(&self, s: Size) -> u64 {
+        match s {
+            Size::Bytes(b) => b,
+            Size::HttpRequest => self.cfg.http_request_bytes,
+            Size::Header => self.cfg.header_bytes,
+            Size::Page => self.cfg.page_bytes,
+        }
+    }
+
+    // ----- pricing phases ---------------------------------------------------------------------
+
+    fn l1_of(&self, tid: usize) -> usize {
+        self.threads[tid].unit
+    }
+
+    /// Phase duration: compute plus stalls, scattered accesses overlapped by the unit's
+    /// memory-level parallelism, copy streams by the stream prefetcher's (`copy_mlp`).
+    fn finish_cost(&self, tid: usize, compute: f64, stall: f64, stream: f64) -> Cycle {
+        let u = &self.units[self.threads[tid].unit];
+        let s = stream / self.cfg.copy_mlp;
+        let c = if u.sse { compute * self.cfg.sse_cpi_factor + stall + s } else { compute + stall / self.cfg.core_mlp + s };
+        c.round().max(1.0) as Cycle
+    }
+
+    fn work_cost(&mut self, w: usize) -> Cycle {
+        let tid = self.workers[w].tid;
+        let l1 = self.l1_of(tid);
+        let step = self.steps[self.workers[w].step_i];
+        let mut stall = 0.0;
+        let n_lines = (step.work_lines as f64 * self.cfg.work_lines_scale).round() as u32;
+        for _ in 0..n_lines {
+            let wk = &mut self.workers[w];
+            let off = if wk.rng.gen::<f64>() < self.cfg.app_hot_fraction {
+                wk.rng.gen_range(0..self.app_hot_lines)
+            } else {
+                wk.rng.gen_range(0..self.app_ws_lines)
+            };
+            let write = wk.rng.gen_range(0..4) == 0;
+            let line = self.private_line(w, off);
+            stall += self.mem.access(l1, line, write);
+        }
+        let mut compute = step.work_cycles * self.cfg.work_scale;
+        let mut stream = 0.0;
+        if let Some((b, s)) = step.work_reads {
+            for i in 0..lines_of(self.bytes(s)) {
+                stream += self.mem.access(l1, self.buf_line(w, b, i), false);
+            }
+        }
+        if let Some((b, s)) = step.work_writes {
+            let n = lines_of(self.bytes(s));
+            compute += n as f64 * self.cfg.copy_cycles_per_line;
+            for i in 0..n {
+                stream += self.mem.access(l1, self.buf_line(w, b, i), true);
+            }
+        }
+        if self.workers[w].step_i == 0 {
+            // The server's shared bookkeeping (connection count, log position): one line
+            // every worker writes once per request.
+            let g = self.global_line(GLOBAL_KERNEL_LINES - 1);
+            stall += self.mem.access(l1, g, true);
+        }
+        self.finish_cost(tid, compute, stall, stream)
+    }
+
+    /// A copy of `n` lines, each a read of `src(i)` and a write of `dst(i)`.
+    fn copy(&mut self, l1: usize, srcs: &[u64], dsts: &[u64]) -> (f64, f64) {
+        let mut stall = 0.0;
+        for (&s, &d) in srcs.iter().zip(dsts) {
+            stall += self.mem.access(l1, s, false);
+            stall += self.mem.access(l1, d, true);
+        }
+        (srcs.len() as f64 * self.cfg.copy_cycles_per_line, stall)
+    }
+
+    fn udata_lines(&self, w: usize, bytes: u64, args: bool) -> Vec<u64> {
+        let n = lines_of(bytes);
+        (0..n)
+            .map(|i| {
+                let off = if args { self.sh_udata + (self.sh_kstate - self.sh_udata - ARGS_LINES) + i % ARGS_LINES } else { self.sh_udata + i };
+                self.shared_line(w, off)
+            })
+            .collect()
+    }
+
+    fn enclave_lines(&self, w: usize, b: Buf, bytes: u64) -> Vec<u64> {
+        (0..lines_of(bytes)).map(|i| self.buf_line(w, b, i)).collect()
+    }
+
+    /// Pack (enclave -> untrusted) or unpack (untrusted -> enclave) of the call's data.
+    fn pack_cost(&mut self, w: usize, call: &Call, pack: bool, slot: bool) -> Cycle {
+        let tid = self.workers[w].tid;
+        let l1 = self.l1_of(tid);
+        let (size, buf) = if pack { (call.in_size, call.in_buf) } else { (call.out_size, call.out_buf) };
+        let bytes = self.bytes(size);
+        let args = buf == Buf::Args;
+        let enc = self.enclave_lines(w, buf, bytes);
+        let unt = self.udata_lines(w, bytes, args);
+        let mut stall = 0.0;
+        let mut stream = 0.0;
+        let mut compute = POST_CYCLES;
+        if !pack && slot {
+            stall += self.mem.access(l1, self.shared_line(w, 0), false);
+        }
+        let (c, s) = if pack { self.copy(l1, &enc, &unt) } else { self.copy(l1, &unt, &enc) };
+        compute += c;
+        stream += s;
+        if pack && slot {
+            stall += self.mem.access(l1, self.shared_line(w, 0), true);
+        }
+        self.finish_cost(tid, compute, stall, stream)
+    }
+
+    /// The kernel side of a call, run by `tid` (the worker itself or a responder) for worker
+    /// `w`. `direct`: data moves straight between kernel and enclave buffers (no untrusted copy).
+    fn sys_cost(&mut self, tid: usize, w: usize, call: &Call, direct: bool) -> Cycle {
+        let l1 = self.l1_of(tid);
+        let exec_tile = self.units[self.threads[tid].unit].tile as u64;
+        let mut stall = 0.0;
+        let mut stream = 0.0;
+        let mut compute = call.sys_cycles * self.cfg.syscall_scale;
+        if let Some(r) = self.threads[tid].responder {
+            for i in 0..CALL_STACK_LINES {
+                stall += self.mem.access(l1, self.responder_line(r, i), true);
+            }
+        }
+        // Connection state: the same lines for the same call every request.
+        let seed = call.name.bytes().fold(0u64, |a, b| a.wrapping_mul(31).wrapping_add(b as u64));
+        let k_lines = (call.kernel_lines as f64 * self.cfg.syscall_lines_scale).round() as u64;
+        for i in 0..k_lines {
+            let off = self.sh_kstate + (seed + i) % KERNEL_STATE_LINES;
+            stall += self.mem.access(l1, self.shared_line(w, off), i % 2 == 0);
+        }
+        let g_lines = (call.global_lines as f64 * self.cfg.global_lines_scale).round() as u64;
+        for i in 0..g_lines {
+            stall += self.mem.access(l1, self.global_line(seed + i), i % 3 == 0);
+        }
+        // Data handed in.
+        let in_b = self.bytes(call.in_size);
+        if in_b > 0 {
+            let src = if direct { self.enclave_lines(w, call.in_buf, in_b) } else { self.udata_lines(w, in_b, call.in_buf == Buf::Args) };
+            let n = src.len() as u64;
+            let dst: Vec<u64> = match call.in_to {
+                Kernel::TxRing => {
+                    let p = self.workers[w].tx_pos;
+                    self.workers[w].tx_pos = (p + n) % self.ring_lines;
+                    (0..n).map(|i| self.shared_line(w, self.sh_ring + (p + i) % self.ring_lines)).collect()
+                }
+                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 7 + i) % KERNEL_STATE_LINES)).collect(),
+            };
+            let (c, s) = self.copy(l1, &src, &dst);
+            compute += c;
+            stream += s;
+        }
+        let out_b = self.bytes(call.out_size);
+        if out_b > 0 {
+            let dst = if direct { self.enclave_lines(w, call.out_buf, out_b) } else { self.udata_lines(w, out_b, call.out_buf == Buf::Args) };
+            let n = dst.len() as u64;
+            let src: Vec<u64> = match call.out_from {
+                Kernel::Nic | Kernel::PageCache => (0..n).map(|_| self.cold_line(exec_tile)).collect(),
+                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 3 + i) % KERNEL_STATE_LINES)).collect(),
+            };
+            let (c, s) = self.copy(l1, &src, &dst);
+            compute += c;
+            stream += s;
+        }
+        self.finish_cost(tid, compute, stall, stream)
+    }
+
+    fn check_cost(&mut self, r: usize) -> Cycle {
+        let tid = self.responders[r].tid;
+        let l1 = self.l1_of(tid);
+        let mut stall = 0.0;
+        for i in 0..self.resp_lines {
+            stall += self.mem.access(l1, self.responder_line(r, i), i % 4 == 0);
+        }
+        let serves = self.responders[r].serves.clone();
+        for &w in &serves {
+            stall += self.mem.access(l1, self.shared_line(w, 0), false);
+        }
+        self.finish_cost(tid, CHECK_CYCLES * serves.len() as f64, stall, 0.0)
+    }
+
+    // ----- categories -------------------------------------------------------------------------
+
+    fn mark_unit(&mut self, u: usize) {
+        for i in 0..self.units[u].pinned.len() {
+            let t = self.units[u].pinned[i];
+            if let Some(w) = self.threads[t].worker {
+                self.dirty.push(w);
+            }
+        }
+    }
+
+    fn set_act(&mut self, u: usize, act: Act) {
+        self.units[u].act = act;
+        self.mark_unit(u);
+    }
+
+    fn worker_cat(&self, w: usize) -> Option<Cat> {
+        let tid = self.workers[w].tid;
+        if self.threads[tid].done {
+            return None;
+        }
+        let u = &self.units[self.threads[tid].unit];
+        Some(match u.act {
+            Act::Ctx(_) => Cat::Ctx,
+            Act::Run(x) => self.threads[x].phase.map(|p| p.1).unwrap_or(Cat::Polling),
+            Act::Spin(x) if x == tid => {
+                if self.workers[w].req == Req::InService {
+                    Cat::Syscall
+                } else {
+                    Cat::Polling
+                }
+            }
+            Act::Spin(_) | Act::Idle => Cat::Polling,
+        })
+    }
+
+    fn refresh_dirty(&mut self) {
+        let now = self.q.now();
+        while let Some(w) = self.dirty.pop() {
+            let c = self.worker_cat(w);
+            let wk = &mut self.workers[w];
+            if c != wk.cat {
+                if let Some(old) = wk.cat {
+                    wk.time[old as usize] += now - wk.since;
+                }
+                wk.cat = c;
+                wk.since = now;
+            }
+        }
+    }
+
+    // ----- scheduling -------------------------------------------------------------------------
+
+    fn start_phase(&mut self, tid: usize, cycles: Cycle, cat: Cat) {
+        let u = self.threads[tid].unit;
+        let now = self.q.now();
+        self.threads[tid].phase = Some((now + cycles, cat));
+        self.units[u].gen += 1;
+        let gen = self.units[u].gen;
+        self.q.schedule(now + cycles, Ev::CoreDone { core: u, gen });
+        self.set_act(u, Act::Run(tid));
+    }
+
+    fn dispatch(&mut self, u: usize) {
+        debug_assert!(self.units[u].cur.is_none());
+        match self.units[u].runq.pop_front() {
+            None => self.set_act(u, Act::Idle),
+            Some(next) => {
+                if self.units[u].last == Some(next) {
+                    self.begin(u, next);
+                } else {
+                    self.c.ctx_switches += 1;
+                    self.sched_footprint(u);
+                    self.units[u].gen += 1;
+                    let gen = self.units[u].gen;
+                    self.q.after(self.ctx_cycles, Ev::CoreDone { core: u, gen });
+                    self.set_act(u, Act::Ctx(next));
+                }
+            }
+        }
+    }
+
+    /// The scheduler's own data passes through the core's L1 on every switch; its time is
+    /// inside the fixed switch cost.
+    fn sched_footprint(&mut self, u: usize) {
+        let base = ((self.units[u].tile as u64) << HOME_SHIFT) | (1 << 42) | (u as u64 * self.ctx_lines.max(1));
+        for i in 0..self.ctx_lines {
+            self.mem.access(u, base + i, i % 2 == 0);
+        }
+    }
+
+    /// `tid` takes unit `u` (after a context switch, or directly).
+    fn begin(&mut self, u: usize, tid: usize) {
+        self.units[u].cur = Some(tid);
+        self.units[u].last = Some(tid);
+        // A worker that shares its core gets a quantum, so a thread queued behind it (another
+        // worker, or a responder woken while a responder ran) always gets the core back.
+        if self.threads[tid].worker.is_some() && self.units[u].pinned.len() > 1 {
+            self.units[u].qgen += 1;
+            let gen = self.units[u].qgen;
+            self.q.after(self.quantum_cycles, Ev::Quantum { core: u, gen });
+        }
+        if let Some((rem, cat)) = self.threads[tid].saved.take() {
+            self.start_phase(tid, rem, cat);
+        } else {
+            self.next(tid);
+        }
+        if std::mem::take(&mut self.units[u].preempt_pending) && self.units[u].cur.is_some() {
+            // A responder's timer fired during the switch: it takes the core straight away.
+            let r = self.units[u].runq.pop_front();
+            self.preempt(u, true);
+            if let Some(r) = r {
+                self.units[u].runq.push_front(r);
+            }
+            self.dispatch(u);
+        }
+    }
+
+    /// Takes the running thread off unit `u`; it goes to the front (a responder's timer
+    /// preempts its worker) or the back (quantum) of the run queue.
+    fn preempt(&mut self, u: usize, front: bool) {
+        let Some(tid) = self.units[u].cur.take() else { return };
+        self.c.preemptions += 1;
+        let now = self.q.now();
+        if let Act::Run(x) = self.units[u].act {
+            if x == tid {
+                if let Some((end, cat)) = self.threads[tid].phase.take() {
+                    self.threads[tid].saved = Some((end - now, cat));
+                }
+            }
+        }
+        if let Some(r) = self.threads[tid].responder {
+            self.responders[r].spinning = false;
+        }
+        self.units[u].gen += 1; // cancels the phase end
+        if front {
+            self.units[u].runq.push_front(tid);
+        } else {
+            self.units[u].runq.push_back(tid);
+        }
+    }
+
+    fn leave(&mut self, tid: usize) {
+        let u = self.threads[tid].unit;
+        debug_assert_eq!(self.units[u].cur, Some(tid));
+        self.units[u].cur = None;
+        self.units[u].gen += 1;
+        self.dispatch(u);
+    }
+
+    fn make_runnable(&mut self, tid: usize, urgent: bool) {
+        let u = self.threads[tid].unit;
+        if self.units[u].cur.is_none() {
+            match self.units[u].act {
+                Act::Ctx(_) => {
+                    if urgent {
+                        self.units[u].runq.push_front(tid);
+                        self.units[u].preempt_pending = true;
+                    } else {
+                        self.units[u].runq.push_back(tid);
+                    }
+                }
+                _ => {
+                    self.units[u].runq.push_back(tid);
+                    self.dispatch(u);
+                }
+            }
+            return;
+        }
+        let cur = self.units[u].cur.unwrap();
+        if urgent && self.threads[cur].worker.is_some() {
+            self.preempt(u, true);
+            self.units[u].runq.push_front(tid);
+            self.dispatch(u);
+        } else if urgent {
+            // Another responder holds the core: this one runs next, ahead of any worker (a
+            // preempted worker re-queues at the front and would otherwise starve it).
+            self.units[u].runq.push_front(tid);
+        } else {
+            self.units[u].runq.push_back(tid);
+        }
+    }
+
+    // ----- thread programs --------------------------------------------------------------------
+
+    fn build_ops(&self, step: &Step) -> Vec<Op> {
+        let mut ops = vec![Op::Work];
+        let Some(call) = step.call else { return ops };
+        let exits = match self.cfg.policy {
+            Policy::Sgx => true,
+            Policy::Sev => call.device,
+        };
+        let has_in = self.bytes(call.in_size) > 0;
+        let has_out = self.bytes(call.out_size) > 0;
+        match self.cfg.model {
+            Model::Bl => ops.push(Op::LocalSys { direct: true }),
+            _ if !exits => ops.push(Op::LocalSys { direct: true }),
+            Model::ExB => {
+                if has_in {
+                    ops.push(Op::Pack { post: false });
+                }
+                ops.extend([Op::Ocall, Op::LocalSys { direct: false }, Op::Ecall]);
+                if has_out {
+                    ops.push(Op::Unpack { slot: false });
+                }
+            }
+            Model::ExL | Model::SseNhp | Model::SseHp => {
+                ops.extend([Op::Pack { post: true }, Op::Wait, Op::Unpack { slot: true }]);
+            }
+        }
+        ops
+    }
+
+    fn next(&mut self, tid: usize) {
+        if let Some(w) = self.threads[tid].worker {
+            self.next_worker(w);
+        } else if let Some(r) = self.threads[tid].responder {
+            self.next_responder(r);
+        }
+    }
+
+    fn next_worker(&mut self, w: usize) {
+        let tid = self.workers[w].tid;
+        loop {
+            let wk = &self.workers[w];
+            if wk.req_i >= wk.n_requests {
+                self.finish_worker(w);
+                return;
+            }
+            if wk.op_i >= wk.ops.len() {
+                // Next step (or first op of a fresh request).
+                let wk = &mut self.workers[w];
+                if !wk.ops.is_empty() {
+                    wk.step_i += 1;
+                    if wk.step_i == self.steps.len() {
+                        wk.step_i = 0;
+                        let id = (wk.first_request + wk.req_i) as usize;
+                        self.completions[id] += 1;
+                        wk.req_i += 1;
+                        wk.ops.clear();
+                        continue;
+                    }
+                }
+                let step = self.steps[self.workers[w].step_i];
+                let ops = self.build_ops(&step);
+                let wk = &mut self.workers[w];
+                wk.ops = ops;
+                wk.op_i = 0;
+            }
+            let op = self.workers[w].ops[self.workers[w].op_i];
+            let call = self.steps[self.workers[w].step_i].call;
+            match op {
+                Op::Work => {
+                    let c = self.work_cost(w);
+                    self.start_phase(tid, c, Cat::Workload);
+                }
+                Op::LocalSys { direct } => {
+                    self.c.calls_local += 1;
+                    let c = self.sys_cost(tid, w, &call.unwrap(), direct);
+                    self.start_phase(tid, c, Cat::Syscall);
+                }
+                Op::Pack { post } => {
+                    let c = self.pack_cost(w, &call.unwrap(), true, post);
+                    self.start_phase(tid, c, Cat::Pack);
+                }
+                Op::Unpack { slot } => {
+                    let c = self.pack_cost(w, &call.unwrap(), false, slot);
+                    self.start_phase(tid, c, Cat::Unpack);
+                }
+                Op::Ocall => {
+                    self.c.ocalls += 1;
+                    self.start_phase(tid, self.cfg.ocall_cycles.round() as Cycle, Cat::Ocall);
+                }
+                Op::Ecall => {
+                    self.c.ecalls += 1;
+                    self.start_phase(tid, self.cfg.ecall_cycles.round() as Cycle, Cat::Ecall);
+                }
+                Op::Wait => {
+                    if self.workers[w].req == Req::Done {
+                        self.workers[w].req = Req::None;
+                        self.workers[w].op_i += 1;
+                        continue;
+                    }
+                    let u = self.threads[tid].unit;
+                    self.set_act(u, Act::Spin(tid));
+                }
+            }
+            return;
+        }
+    }
+
+    fn finish_worker(&mut self, w: usize) {
+        let tid = self.workers[w].tid;
+        let now = self.q.now();
+        self.threads[tid].done = true;
+        self.workers[w].done_at = now;
+        self.dirty.push(w);
+        self.workers_left -= 1;
+        let u = self.threads[tid].unit;
+        self.units[u].pinned_workers -= 1;
+        self.leave(tid);
+    }
+
+    fn worker_phase_end(&mut self, w: usize) {
+        let op = self.workers[w].ops[self.workers[w].op_i];
+        self.workers[w].op_i += 1;
+        if let Op::Pack { post: true } = op {
+            self.workers[w].req = Req::Posted(self.q.now());
+            self.dirty.push(w);
+            self.c.calls_posted += 1;
+            let r = self.workers[w].responder.expect("exitless worker has a responder");
+            let rt = self.responders[r].tid;
+            let ru = self.threads[rt].unit;
+            if self.responders[r].spinning && self.units[ru].act == Act::Spin(rt) {
+                // A polling responder sees the flag on its next pass over the buffer.
+                self.responders[r].spinning = false;
+                self.responders[r].phase = RPhase::Check;
+                let c = self.check_cost(r);
+                self.c.responder_checks += 1;
+                self.c.responder_check_cycles += c;
+                self.start_phase(rt, c, Cat::Polling);
+            }
+        }
+        self.next_worker(w);
+    }
+
+    fn next_responder(&mut self, r: usize) {
+        // Every (re)start of a responder begins with a pass over the shared buffer.
+        let tid = self.responders[r].tid;
+        self.responders[r].phase = RPhase::Check;
+        self.responders[r].spinning = false;
+        let c = self.check_cost(r);
+        self.c.responder_checks += 1;
+        self.c.responder_check_cycles += c;
+        self.start_phase(tid, c, Cat::Polling);
+    }
+
+    fn responder_phase_end(&mut self, r: usize) {
+        let tid = self.responders[r].tid;
+        match self.responders[r].phase {
+            RPhase::Process(w) => {
+                self.workers[w].req = Req::Done;
+                self.c.calls_completed += 1;
+                self.dirty.push(w);
+                let wt = self.workers[w].tid;
+                let wu = self.threads[wt].unit;
+                if self.units[wu].cur == Some(wt) && self.units[wu].act == Act::Spin(wt) {
+                    self.next_worker(w);
+                }
+                self.next_responder(r);
+            }
+            RPhase::Check => {
+                let pick = self.responders[r]
+                    .serves
+                    .iter()
+                    .filter_map(|&w| match self.workers[w].req {
+                        Req::Posted(t) => Some((t, w)),
+                        _ => None,
+                    })
+                    .min();
+                if let Some((posted, w)) = pick {
+                    self.c.pickup_wait_cycles += self.q.now() - posted;
+                    self.workers[w].req = Req::InService;
+                    self.dirty.push(w);
+                    let step = self.steps[self.workers[w].step_i];
+                    let c = self.sys_cost(tid, w, &step.call.unwrap(), false);
+                    self.c.responder_syscall_cycles += c;
+                    self.responders[r].phase = RPhase::Process(w);
+                    self.start_phase(tid, c, Cat::Syscall);
+                    return;
+                }
+                self.c.responder_empty_checks += 1;
+                let u = self.threads[tid].unit;
+                let alone = self.units[u].pinned.len() == 1;
+                let all_done = self.responders[r].serves.iter().all(|&w| self.threads[self.workers[w].tid].done);
+                if all_done {
+                    self.threads[tid].done = true;
+                    self.leave(tid);
+                } else if alone {
+                    // Nothing else can use this unit: keep polling.
+                    self.responders[r].spinning = true;
+                    self.set_act(u, Act::Spin(tid));
+                } else {
+                    // Yield the core: sleep on the responder's own timer.
+                    self.c.responder_sleeps += 1;
+                    self.threads[tid].sleeping = true;
+                    self.q.after(self.sleep_cycles, Ev::Timer { tid });
+                    self.leave(tid);
+                }
+            }
+        }
+    }
+
+    fn run(&mut self) {
+        for u in 0..self.units.len() {
+            let pinned = self.units[u].pinned.clone();
+            self.units[u].runq.extend(pinned);
+            if !self.units[u].runq.is_empty() {
+                // Threads start on their unit without a switch.
+                let first = self.units[u].runq.pop_front().unwrap();
+                self.begin(u, first);
+            }
+        }
+        self.refresh_dirty();
+        while let Some((_, ev)) = self.q.pop() {
+            if self.workers_left == 0 || self.c.events >= self.event_budget {
+                break;
+            }
+            self.c.events += 1;
+            match ev {
+                Ev::CoreDone { core, gen } => {
+                    if gen != self.units[core].gen {
+                        continue;
+                    }
+                    match self.units[core].act {
+                        Act::Ctx(tid) => self.begin(core, tid),
+                        Act::Run(tid) => {
+                            self.threads[tid].phase = None;
+                            if let Some(w) = self.threads[tid].worker {
+                                self.worker_phase_end(w);
+                            } else if let Some(r) = self.threads[tid].responder {
+                                self.responder_phase_end(r);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                Ev::Timer { tid } => {
+                    if self.threads[tid].done || !self.threads[tid].sleeping {
+                        continue;
+                    }
+                    self.threads[tid].sleeping = false;
+                    self.make_runnable(tid, true);
+                }
+                Ev::Quantum { core, gen } => {
+                    if gen != self.units[core].qgen {
+                        continue;
+                    }
+                    let others = !self.units[core].runq.is_empty();
+                    if let Some(cur) = self.units[core].cur {
+                        if self.threads[cur].worker.is_some() && others {
+                            self.preempt(core, false);
+                            self.dispatch(core);
+                        } else if self.threads[cur].worker.is_some() {
+                            self.units[core].qgen += 1;
+                            let g = self.units[core].qgen;
+                            self.q.after(self.quantum_cycles, Ev::Quantum { core, gen: g });
+                        }
+                    }
+                }
+            }
+            self.refresh_dirty();
+        }
+    }
+
+    fn result(self) -> SimResult {
+        let cfg = self.cfg;
+        let n = self.workers.len() as f64;
+        let completion = self.workers.iter().map(|w| w.done_at).max().unwrap_or(0);
+        let mut breakdown = std::collections::BTreeMap::new();
+        let mut total = 0.0;
+        for (i, name) in CAT_NAMES.iter().enumerate() {
+            let v = self.workers.iter().map(|w| w.time[i] as f64).sum::<f64>() / n;
+            total += v;
+            breakdown.insert(*name, v);
+        }
+        let t = cfg.tiles as usize;
+        let core_stats = &self.mem.l1_stats[..t];
+        let sse_stats = &self.mem.l1_stats[t..];
+        let secs = completion as f64 / (cfg.clock_ghz * 1e9);
+        let done: u64 = self.completions.iter().map(|&c| c as u64).sum();
+        SimResult {
+            model: cfg.model.name(),
+            policy: cfg.policy.name(),
+            workers: cfg.workers,
+            tiles: cfg.tiles,
+            requests: cfg.requests,
+            requests_completed: done,
+            each_request_once: self.completions.iter().all(|&c| c == 1),
+            completion_cycles: completion,
+            completion_s: secs,
+            throughput_krps: if secs > 0.0 { cfg.requests as f64 / secs / 1000.0 } else { 0.0 },
+            breakdown,
+            mean_worker_cycles: total,
+            l1d_accesses: core_stats.iter().map(|s| s.accesses).sum(),
+            l1d_misses: core_stats.iter().map(|s| s.misses).sum(),
+            sse_l1d_misses: sse_stats.iter().map(|s| s.misses).sum(),
+            sharing_misses: self.mem.l1_stats.iter().map(|s| s.sharing).sum(),
+            l2_accesses: self.mem.l2_accesses.iter().sum(),
+            l2_misses: self.mem.l2_misses.iter().sum(),
+            dram_accesses: self.mem.dram_accesses,
+            counters: self.c,
+        }
+    }
+}
+
+/// Runs one simulation.
+pub fn simulate(cfg: &Config) -> Result<SimResult, String> {
+    cfg.validate()?;
+    let mut sim = Sim::new(cfg);
+    sim.run();
+    if sim.workers_left != 0 {
+        return Err(format!(
+            "simulation made no progress after {} events with {} workers unfinished (check that responder_sleep_us \
+             is well above ctx_switch_ns) [{:?}]",
+            sim.c.events, sim.workers_left, sim.c
+        ));
+    }
+    Ok(sim.result())
+}
+
+/// Runs many simulations in parallel (rayon), in order.
+pub fn simulate_many(cfgs: &[Config]) -> Vec<Result<SimResult, String>> {
+    use rayon::prelude::*;
+    cfgs.par_iter().map(simulate).collect()
+}

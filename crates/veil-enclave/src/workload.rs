@@ -1,0 +1,181 @@
+//! The Server workload (SSE paper, Sec. 4.2): the per-request loop of a lighttpd-like web
+//! server, as a table of steps. Each step does some application work inside the enclave and
+//! then, optionally, one system call. Compute costs are cycles on the out-of-order enclave core;
+//! memory stalls come from the cache model, fed by the access streams listed per step.
+//! `docs/enclave.md` gives the source of every number.
+
+/// Which enclave buffer a call's data comes from or goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buf {
+    /// Small arguments and results (path, stat structure, offsets) in the worker's heap.
+    Args,
+    /// The received HTTP request (malloc'd, size from ioctl).
+    Request,
+    /// The generated response header.
+    Header,
+    /// The page buffer the file is read into and sent from.
+    Page,
+}
+
+/// How many bytes move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    Bytes(u64),
+    HttpRequest,
+    Header,
+    Page,
+}
+
+/// Where the kernel reads the data a call returns, or writes the data it is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// The connection's kernel state (socket, file table, inode).
+    State,
+    /// Freshly DMA'd network data (never cached before).
+    Nic,
+    /// The file's page-cache pages (a different file per request: cold).
+    PageCache,
+    /// The socket's transmit ring.
+    TxRing,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Call {
+    pub name: &'static str,
+    /// Kernel compute for the call.
+    pub sys_cycles: f64,
+    /// Lines of the connection's kernel state the call touches (half of them written).
+    pub kernel_lines: u32,
+    /// Lines of kernel-global state (dentry cache, allocator, TCP tables, reference counts) it
+    /// touches; every third is written, so these lines move between tiles as in any multicore
+    /// kernel serving the same files to many workers.
+    pub global_lines: u32,
+    /// Data the enclave hands in: packed before an exit or exitless request.
+    pub in_size: Size,
+    pub in_buf: Buf,
+    pub in_to: Kernel,
+    /// Data the call returns: unpacked into enclave memory afterwards.
+    pub out_size: Size,
+    pub out_buf: Buf,
+    pub out_from: Kernel,
+    /// Talks to a device: a hypercall (exit) under the SEV-like policy.
+    pub device: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Step {
+    pub name: &'static str,
+    /// Application compute before the call (or the whole step when there is none).
+    pub work_cycles: f64,
+    /// Lines of the worker's application working set the work touches.
+    pub work_lines: u32,
+    /// Enclave buffer the work reads (parse reads the request) or writes (header generation).
+    pub work_reads: Option<(Buf, Size)>,
+    pub work_writes: Option<(Buf, Size)>,
+    pub call: Option<Call>,
+}
+
+const fn call(name: &'static str, sys_cycles: f64, kernel_lines: u32, global_lines: u32) -> Call {
+    Call {
+        name,
+        sys_cycles,
+        kernel_lines,
+        global_lines,
+        in_size: Size::Bytes(0),
+        in_buf: Buf::Args,
+        in_to: Kernel::State,
+        out_size: Size::Bytes(0),
+        out_buf: Buf::Args,
+        out_from: Kernel::State,
+        device: false,
+    }
+}
+
+const fn step(name: &'static str, work_cycles: f64, work_lines: u32, call: Option<Call>) -> Step {
+    Step { name, work_cycles, work_lines, work_reads: None, work_writes: None, call }
+}
+
+/// One request of Server, in program order. Calls whose name is shared with a paper step are
+/// system calls; `malloc` and `parse` stay inside the enclave (the paper lists them as steps,
+/// not calls: the enclave runtime allocates from its own heap).
+pub fn server_steps() -> Vec<Step> {
+    let ioctl = Call { in_size: Size::Bytes(16), out_size: Size::Bytes(8), ..call("ioctl", 2050.0, 12, 16) };
+    let recv = Call {
+        out_size: Size::HttpRequest,
+        out_buf: Buf::Request,
+        out_from: Kernel::Nic,
+        in_size: Size::Bytes(16),
+        device: true,
+        ..call("recv", 8250.0, 24, 16)
+    };
+    let open = Call { in_size: Size::Bytes(64), out_size: Size::Bytes(8), ..call("open", 9625.0, 18, 48) };
+    let fstat = Call { in_size: Size::Bytes(8), out_size: Size::Bytes(144), ..call("fstat", 1650.0, 9, 8) };
+    let send_hdr = Call {
+        in_size: Size::Header,
+        in_buf: Buf::Header,
+        in_to: Kernel::TxRing,
+        out_size: Size::Bytes(8),
+        device: true,
+        ..call("send", 12375.0, 24, 16)
+    };
+    let lseek = Call { in_size: Size::Bytes(16), out_size: Size::Bytes(8), ..call("lseek", 825.0, 6, 0) };
+    let read = Call {
+        in_size: Size::Bytes(16),
+        out_size: Size::Page,
+        out_buf: Buf::Page,
+        out_from: Kernel::PageCache,
+        ..call("read", 4125.0, 18, 16)
+    };
+    let send_page = Call {
+        in_size: Size::Page,
+        in_buf: Buf::Page,
+        in_to: Kernel::TxRing,
+        out_size: Size::Bytes(8),
+        device: true,
+        ..call("send", 16500.0, 24, 16)
+    };
+    let close = Call { in_size: Size::Bytes(8), out_size: Size::Bytes(8), ..call("close", 3450.0, 12, 32) };
+    vec![
+        step("ioctl", 3550.0, 120, Some(ioctl)),
+        step("malloc", 475.0, 18, None),
+        step("recv", 600.0, 24, Some(recv)),
+        Step { work_reads: Some((Buf::Request, Size::HttpRequest)), ..step("parse", 14250.0, 360, None) },
+        step("open", 1775.0, 60, Some(open)),
+        step("fstat", 600.0, 24, Some(fstat)),
+        Step { work_writes: Some((Buf::Header, Size::Header)), ..step("send", 9500.0, 240, Some(send_hdr)) },
+        step("fstat", 600.0, 24, Some(fstat)),
+        step("lseek", 350.0, 12, Some(lseek)),
+        step("malloc", 475.0, 18, None),
+        step("read", 600.0, 24, Some(read)),
+        step("send", 600.0, 24, Some(send_page)),
+        step("close", 1775.0, 90, Some(close)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_order_matches_the_paper() {
+        let names: Vec<_> = server_steps().iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            ["ioctl", "malloc", "recv", "parse", "open", "fstat", "send", "fstat", "lseek", "malloc", "read", "send", "close"]
+        );
+    }
+
+    #[test]
+    fn ten_system_calls_three_of_them_device_calls() {
+        let steps = server_steps();
+        let calls: Vec<_> = steps.iter().filter_map(|s| s.call).collect();
+        assert_eq!(calls.len(), 10);
+        let dev: Vec<_> = calls.iter().filter(|c| c.device).map(|c| c.name).collect();
+        assert_eq!(dev, ["recv", "send", "send"]);
+        for s in &steps {
+            if let Some(c) = s.call {
+                assert_eq!(c.name, s.name, "a call step is named after its call");
+            }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+"""Veil's `enclave` system: exit-based, exitless and Security Service Engine (SSE) enclave
+execution on a 64-tile secure multicore (Nye and Khan, IEEE CAL 2022). The model is the Rust
+crate `veil-enclave`; see docs/enclave.md."""
+
+from veil.enclave import reproduce, server  # noqa: F401  (registrations)

@@ -1,0 +1,126 @@
+"""Experiment `enclave.server`: one run of the Server workload under one execution model.
+
+The simulation is the Rust crate `veil-enclave` (`veil._native.enclave`); this module gives it a
+validated config, registers the models and exit policies as components, and flattens the
+result. Every field and its source is documented in docs/enclave.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from veil import _native
+from veil.core import ComponentName, ConfigError, ExperimentConfig, register_component, register_experiment
+
+MODELS = {
+    "bl": "baseline: system calls run directly, no enclave, no memory encryption",
+    "ex-b": "exit-based: each exiting call is an ocall (9,000 cycles) out and an ecall (9,000) back",
+    "ex-l": "exitless: worker-responder threads, shared buffer in untrusted memory, responder timer",
+    "sse-nhp": "SSE, no hardware penalty: responders on per-tile SSEs, L2 slice shrunk to 224 KB",
+    "sse-hp": "SSE, hardware penalty: responders on per-tile SSEs, full 256 KB L2 slice",
+}
+POLICIES = {
+    "sgx": "SGX-like (user-level enclave): every system call exits",
+    "sev": "SEV-like (VM enclave): only device calls (recv, send) exit as hypercalls",
+}
+for _name, _doc in MODELS.items():
+    register_component("enclave.model", _name, doc=_doc)
+for _name, _doc in POLICIES.items():
+    register_component("enclave.policy", _name, doc=_doc)
+
+CATEGORIES = ["workload", "pack", "unpack", "syscall", "polling", "ecall", "ocall", "ctx_switch"]
+
+
+class ServerConfig(ExperimentConfig):
+    model: ComponentName("enclave.model") = Field("bl", description="execution model")
+    policy: ComponentName("enclave.policy") = Field("sgx", description="which calls exit the enclave")
+    workers: int = Field(64, ge=1, le=65536, description="worker threads N (requests are split evenly)")
+    requests: int = Field(1000, ge=1, le=10_000_000, description="total web-page requests M")
+    tiles: int = Field(64, ge=1, le=4096, description="tiles on the 2D mesh (one enclave core + L2 slice each)")
+    cores_per_sse: int = Field(1, ge=1, le=4096, description="enclave cores one SSE serves (SSE models)")
+    sses: int = Field(0, ge=0, le=4096, description="number of SSEs; 0 = tiles / cores_per_sse")
+    clock_ghz: float = Field(1.0, gt=0, le=100, description="clock for converting cycles to requests/s")
+    page_bytes: int = Field(16384, ge=1, le=64 << 20, description="web page (file) size per request")
+    http_request_bytes: int = Field(512, ge=1, le=1 << 20, description="HTTP request size received per request")
+    header_bytes: int = Field(256, ge=1, le=1 << 20, description="HTTP response header size")
+    ecall_cycles: float = Field(9000.0, ge=0, description="cost of one ecall (enclave entry), cycles")
+    ocall_cycles: float = Field(9000.0, ge=0, description="cost of one ocall (enclave exit), cycles")
+    ctx_switch_ns: float = Field(500.0, ge=0, description="direct cost of one context switch, ns")
+    responder_sleep_us: float = Field(10.0, ge=0, description="responder's self-governed sleep timer, us")
+    sched_quantum_us: float = Field(1000.0, gt=0, description="round-robin quantum among workers sharing a core, us")
+    mem_crypto_cycles: float = Field(10.0, ge=0, description="encryption + integrity per DRAM access (not BL)")
+    dram_cycles: float = Field(100.0, ge=0, description="DRAM access latency, cycles")
+    l2_hit_cycles: float = Field(8.0, ge=0, description="L2 slice access latency before mesh hops")
+    hop_cycles: float = Field(2.0, ge=0, description="one mesh hop, one way (X-Y routing)")
+    remote_l1_cycles: float = Field(10.0, ge=0, description="extra latency when another L1 supplies or gives up a line")
+    core_mlp: float = Field(1.5, gt=0, description="miss overlap of the out-of-order enclave core (scattered accesses)")
+    copy_mlp: float = Field(4.0, gt=0, description="miss overlap of sequential copy streams (stream prefetch)")
+    sse_cpi_factor: float = Field(1.0, gt=0, description="SSE cycles per enclave-core cycle of compute")
+    l1d_kb: int = Field(32, ge=1, description="enclave core L1D size, KB")
+    l1d_ways: int = Field(8, ge=1, description="enclave core L1D ways")
+    l2_slice_kb: int = Field(256, ge=1, description="L2 slice per tile, KB (all models but SSE-NHP)")
+    l2_slice_nhp_kb: int = Field(224, ge=1, description="L2 slice per tile under SSE-NHP, KB")
+    l2_ways: int = Field(8, ge=1, description="L2 ways")
+    sse_l1d_kb: int = Field(1, ge=1, description="SSE private L1D size, KB")
+    sse_l1d_ways: int = Field(2, ge=1, description="SSE L1D ways")
+    app_ws_kb: int = Field(192, ge=1, description="worker application working set, KB")
+    app_hot_kb: int = Field(16, ge=1, description="its hot part, KB")
+    app_hot_fraction: float = Field(0.7, ge=0, le=1, description="share of application accesses to the hot part")
+    ctx_switch_kb: int = Field(12, ge=0, le=1024, description="scheduler data a context switch moves through the L1, KB")
+    responder_ws_lines: int = Field(8, ge=1, le=16384, description="responder runtime lines touched per buffer pass")
+    copy_cycles_per_line: float = Field(8.0, ge=0, description="compute per 64-byte line copied")
+    work_scale: float = Field(1.0, ge=0, description="scales the workload compute of the step table")
+    syscall_scale: float = Field(1.0, ge=0, description="scales the system-call compute of the step table")
+    work_lines_scale: float = Field(1.0, ge=0, description="scales the application lines each step touches")
+    syscall_lines_scale: float = Field(1.0, ge=0, description="scales the kernel lines each call touches")
+    global_lines_scale: float = Field(1.0, ge=0, description="scales the kernel-global (all-tile) lines each call touches")
+
+    @model_validator(mode="after")
+    def _fit(self):
+        if self.sses > self.tiles:
+            raise ValueError(f"sses ({self.sses}) must be <= tiles ({self.tiles}): at most one SSE per tile")
+        if self.cores_per_sse > self.tiles:
+            raise ValueError(f"cores_per_sse ({self.cores_per_sse}) must be <= tiles ({self.tiles})")
+        if self.responder_sleep_us * 1000 <= self.ctx_switch_ns or self.responder_sleep_us < 0.1:
+            raise ValueError(f"responder_sleep_us ({self.responder_sleep_us} us) must be at least 0.1 us and longer "
+                             f"than a context switch ({self.ctx_switch_ns} ns)")
+        return self
+
+
+def native_config(cfg: ServerConfig | dict[str, Any]) -> dict[str, Any]:
+    d = cfg.model_dump(mode="json") if isinstance(cfg, ServerConfig) else dict(cfg)
+    return d
+
+
+def flatten(r: dict[str, Any]) -> dict[str, Any]:
+    """The native result as flat metrics (breakdown and counters prefixed)."""
+    out: dict[str, Any] = {k: v for k, v in r.items() if not isinstance(v, dict)}
+    for k, v in r["breakdown"].items():
+        out[f"time_{k}"] = v
+    for k, v in r["counters"].items():
+        out[k] = v
+    return out
+
+
+def simulate(cfg: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return json.loads(_native.enclave.simulate(json.dumps(cfg)))
+    except ValueError as e:
+        raise ConfigError(f"enclave.server: {e}") from None
+
+
+def simulate_many(cfgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs many configs in parallel in Rust (rayon); the benchmark's path."""
+    try:
+        return json.loads(_native.enclave.simulate_many(json.dumps(cfgs)))
+    except ValueError as e:
+        raise ConfigError(f"enclave.server: {e}") from None
+
+
+@register_experiment("enclave.server", ServerConfig,
+                     doc="Server workload (SSE paper) under one execution model: throughput, Fig. 3 breakdown, misses")
+def server(cfg: ServerConfig) -> dict:
+    return flatten(simulate(native_config(cfg)))

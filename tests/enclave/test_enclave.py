@@ -1,0 +1,133 @@
+"""The enclave system through Veil's framework: the experiment, its config, sweeps, CLI errors and
+the reproducer's results keys. The model's own mechanisms and the paper's slowdowns are tested in
+Rust (crates/veil-enclave/tests/model.rs); here the Python path must carry them faithfully."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import write
+from veil.core import ConfigError
+from veil.core.config import validate
+from veil.core.runner import compute
+from veil.core.sweep import load_spec
+from veil.enclave.server import CATEGORIES, ServerConfig, simulate
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / "configs" / "enclave").glob("*.toml"))
+
+
+def run(**kw) -> dict:
+    result, _ = compute("enclave.server", validate("enclave.server", kw).model_dump(mode="json"))
+    return result
+
+
+def test_point_has_flat_metrics_and_consistent_breakdown():
+    r = run(model="ex-l", policy="sev", workers=64, requests=128)
+    assert r["each_request_once"] and r["requests_completed"] == 128
+    total = sum(r[f"time_{c}"] for c in CATEGORIES)
+    assert total == pytest.approx(r["mean_worker_cycles"], rel=1e-9)
+    # Throughput is requests over the parallel completion time at the configured clock.
+    assert r["throughput_krps"] == pytest.approx(128 / (r["completion_cycles"] / 1e9) / 1e3)
+    assert r["calls_posted"] == 3 * 128 and r["calls_completed"] == 3 * 128
+
+
+def test_clock_scales_throughput_not_cycles():
+    a = run(model="sse-hp", workers=16, requests=64)
+    b = run(model="sse-hp", workers=16, requests=64, clock_ghz=2.0)
+    assert a["completion_cycles"] == b["completion_cycles"]
+    assert b["throughput_krps"] == pytest.approx(2 * a["throughput_krps"])
+
+
+def test_same_seed_same_result_and_python_matches_native_defaults():
+    assert run(model="ex-b", workers=8, requests=32) == run(model="ex-b", workers=8, requests=32)
+    from veil import _native
+
+    native = json.loads(_native.enclave.defaults())
+    py = ServerConfig().model_dump(mode="json")
+    for k, v in native.items():
+        assert py[k] == v, k
+    assert set(py) == set(native), "Python config and Rust config have the same fields"
+
+
+def test_bl_ignores_the_exit_policy_and_has_no_enclave_time():
+    a = run(model="bl", policy="sgx", workers=8, requests=64)
+    b = run(model="bl", policy="sev", workers=8, requests=64)
+    assert a["completion_cycles"] == b["completion_cycles"]
+    for c in ("pack", "unpack", "polling", "ecall", "ocall", "ctx_switch"):
+        assert a[f"time_{c}"] == 0
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_config_files_validate(path):
+    text = path.read_text()
+    if "[grid]" in text or "[zip]" in text:
+        spec = load_spec(path)
+        assert spec.experiment == "enclave.server" and len(spec.points) >= 3
+    else:
+        from veil.core.config import load_config
+
+        exp, cfg = load_config(path)
+        assert exp == "enclave.server" and isinstance(cfg, ServerConfig)
+
+
+def test_runtime_rejection_is_a_config_error():
+    with pytest.raises(ConfigError, match="workers"):
+        simulate({"workers": 100, "tiles": 2})
+
+
+def one_line_error(r, *needles):
+    assert r.rc == 2, (r.rc, r.out, r.err)
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1, r.err
+    assert "Traceback" not in r.err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("override, needle", [
+    ("ecall_cycles=-5", "ecall_cycles"),
+    ("ctx_switch_ns=-1", "ctx_switch_ns"),
+    ("tiles=0", "tiles"),
+    ("sses=65", "sses"),
+    ("cores_per_sse=0", "cores_per_sse"),
+    ("requests=0", "requests"),
+    ("model=sse-xl", "enclave.model"),
+    ("workers=1000", "workers"),
+    ("responder_sleep_us=0.2", "responder_sleep_us"),
+])
+def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
+    write(tmp_path / "c.toml", 'experiment = "enclave.server"\ntiles = 16\nrequests = 8\n')
+    one_line_error(veil_cli("run", "c.toml", override), needle)
+
+
+def test_cli_runs_a_point(veil_cli, tmp_path):
+    write(tmp_path / "c.toml", 'experiment = "enclave.server"\nmodel = "sse-nhp"\nworkers = 8\nrequests = 16\n')
+    r = veil_cli("run", "c.toml", "--json", "out.json")
+    assert r.rc == 0, r.err
+    rec = json.loads((tmp_path / "out.json").read_text())
+    assert rec["result"]["model"] == "sse-nhp" and rec["result"]["requests_completed"] == 16
+
+
+@pytest.mark.slow
+def test_reproducer_writes_the_results_keys(veil_cli, tmp_path):
+    r = veil_cli("reproduce", "enclave", "--quick", "--out", "rep", "--jobs", "2", timeout=600)
+    assert r.rc == 0, r.err[-2000:]
+    res = json.loads((tmp_path / "rep" / "results.json").read_text())
+    for p in ("sgx", "sev"):
+        for k in ("exb_slowdown_64w", "exl_slowdown_64w", "exl_zero_ctx_slowdown_64w", "sse_hp_slowdown_64w",
+                  "sse_nhp_slowdown_64w", "exl_64w_over_32w", "sse_hp_64w_over_32w", "bl_64w_over_32w"):
+            assert f"enclave/{p}/{k}" in res, k
+    # The paper's targets, through the whole Python path.
+    assert abs(res["enclave/sgx/exb_slowdown_64w"] - 2.2) <= 0.2
+    assert abs(res["enclave/sev/exb_slowdown_64w"] - 1.5) <= 0.15
+    assert abs(res["enclave/sgx/exl_slowdown_64w"] - 1.7) <= 0.15
+    assert abs(res["enclave/sev/exl_slowdown_64w"] - 1.4) <= 0.1
+    assert abs(res["enclave/sgx/exl_zero_ctx_slowdown_64w"] - 1.6) <= 0.15
+    assert abs(res["enclave/sev/exl_zero_ctx_slowdown_64w"] - 1.3) <= 0.1
+    for p in ("sgx", "sev"):
+        assert res[f"enclave/{p}/exl_64w_over_32w"] < res[f"enclave/{p}/sse_hp_64w_over_32w"]
+        assert res[f"enclave/{p}/sse_hp_64w_over_32w"] > 1.7
+    figs = {f.name for f in (tmp_path / "rep" / "figures").iterdir()}
+    assert {"enclave_fig2_throughput.png", "enclave_fig3_breakdown.png", "enclave_beyond_sweeps.png"} <= figs
