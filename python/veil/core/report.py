@@ -115,6 +115,10 @@ class ReproduceContext:
         """A paper-versus-Veil table without a figure."""
         self.section.blocks.append(("table", (title, list(rows))))
 
+    def grid(self, title: str, header: list[str], rows: list[list[Any]]) -> None:
+        """A plain table with its own columns (for numbers that have no paper counterpart)."""
+        self.section.blocks.append(("grid", (title, list(header), [list(r) for r in rows])))
+
     def metric(self, key: str, value: Any) -> None:
         if not key.startswith(f"{self.system}/"):
             raise ValueError(f"metric '{key}' must start with '{self.system}/'")
@@ -250,6 +254,13 @@ def render_html(sections: list[Section], quick: bool) -> str:
             elif kind == "table":
                 title, rows = payload
                 parts.append(f"<h3>{html.escape(title)}</h3>{_rows_html(rows)}")
+            elif kind == "grid":
+                title, header, rows = payload
+                head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+                body = "".join("<tr>" + "".join(
+                    f"<td>{f'{c:.5g}' if isinstance(c, float) else html.escape(str(c))}</td>"
+                    for c in r) + "</tr>" for r in rows)
+                parts.append(f"<h3>{html.escape(title)}</h3><table><tr>{head}</tr>{body}</table>")
             elif kind == "error":
                 parts.append(f"<div class='err'>{html.escape(payload)}</div>")
         if s.metrics:
