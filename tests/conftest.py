@@ -40,3 +40,13 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def one_line_error(r: CliResult, *needles: str) -> None:
+    """Bad input: exit 2, exactly one line on stderr naming the problem, never a traceback."""
+    assert r.rc == 2, (r.rc, r.out, r.err)
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1, r.err
+    assert "Traceback" not in r.err
+    for n in needles:
+        assert n in lines[0], lines[0]

@@ -5,18 +5,9 @@ import os
 
 import pytest
 
-from conftest import write
+from conftest import one_line_error, write
 
 GOOD = 'experiment = "crypto.pad_randomness"\nnbytes = 4096\n'
-
-
-def one_line_error(r, *needles):
-    assert r.rc == 2, (r.rc, r.out, r.err)
-    lines = r.err.strip().splitlines()
-    assert len(lines) == 1, r.err
-    assert "Traceback" not in r.err
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def test_run_prints_table_and_stores(veil_cli, tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
+from conftest import one_line_error, write
 from veil.core import ConfigError
 from veil.core.config import validate
 from veil.core.runner import compute
@@ -75,15 +75,6 @@ def test_config_files_validate(path):
 def test_runtime_rejection_is_a_config_error():
     with pytest.raises(ConfigError, match="workers"):
         simulate({"workers": 100, "tiles": 2})
-
-
-def one_line_error(r, *needles):
-    assert r.rc == 2, (r.rc, r.out, r.err)
-    lines = r.err.strip().splitlines()
-    assert len(lines) == 1, r.err
-    assert "Traceback" not in r.err
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 @pytest.mark.parametrize("override, needle", [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import write
+from conftest import one_line_error, write
 from veil.core import ConfigError, VeilError
 from veil.core.runner import compute
 from veil.memnet import engine
@@ -69,14 +69,6 @@ def test_deadlock_is_reported_not_hung():
            "packet_size": 8, "rate": 0.9, "watchdog_cycles": 2000, **FAST}
     with pytest.raises(VeilError, match="deadlock"):
         compute("memnet.latency_load", cfg)
-
-
-def one_line_error(r, *needles):
-    assert r.rc == 2, (r.rc, r.out, r.err)
-    lines = r.err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in r.err, r.err
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def test_cli_bad_input_one_line_exit_2(veil_cli, tmp_path):
