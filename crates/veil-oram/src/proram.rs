@@ -121,8 +121,13 @@ const WORK_REGION: u32 = 2;
 
 struct Inner {
     epoch: Epoch,
-    /// Blocks read this epoch; None marks a block whose slot failed authentication.
-    cache: HashMap<u64, Option<Vec<u8>>>,
+    /// Blocks read this epoch: their index in `slab`; None marks a block whose slot failed
+    /// authentication.
+    cache: HashMap<u64, Option<usize>>,
+    /// The cache's block buffers, kept across epochs: a request copies into one instead of
+    /// allocating, and the hand-over does not free (and the next epoch fault in) T blocks.
+    slab: Vec<Vec<u8>>,
+    slab_used: usize,
     used: u64,
     dummies_used: u64,
     rng: StdRng,
@@ -279,6 +284,8 @@ impl ProOram {
             inner: Mutex::new(Inner {
                 epoch,
                 cache: HashMap::new(),
+                slab: Vec::new(),
+                slab_used: 0,
                 used: 0,
                 dummies_used: 0,
                 rng,
@@ -345,17 +352,22 @@ impl ProOram {
         let b = self.cfg.block_size;
         let out = match (cached, opened) {
             (false, Ok(())) => {
-                let data = inner.slot[..b].to_vec();
-                inner.cache.insert(id, Some(data.clone()));
-                Ok(data)
+                let k = inner.slab_used;
+                inner.slab_used += 1;
+                if inner.slab.len() <= k {
+                    inner.slab.push(vec![0u8; b]);
+                }
+                inner.slab[k].copy_from_slice(&inner.slot[..b]);
+                inner.cache.insert(id, Some(k));
+                Ok(inner.slot[..b].to_vec())
             }
             (false, Err(e)) => {
                 inner.cache.insert(id, None);
                 Err(e)
             }
             (true, Err(e)) => Err(e),
-            (true, Ok(())) => match &inner.cache[&id] {
-                Some(d) => Ok(d.clone()),
+            (true, Ok(())) => match inner.cache[&id] {
+                Some(k) => Ok(inner.slab[k].clone()),
                 None => Err(OramError::Tamper { region, index: inner.epoch.pos[id as usize] as u64 }),
             },
         };
@@ -489,6 +501,7 @@ impl ProOram {
         g.epoch = p.next;
         g.plan = Some(Plan { perm: p.plan.0, k1: p.plan.1, route });
         g.cache.clear();
+        g.slab_used = 0;
         g.used = 0;
         g.dummies_used = 0;
         self.start_shuffle(g);
