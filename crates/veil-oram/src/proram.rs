@@ -136,6 +136,8 @@ struct Inner {
     shuffles_started: u64,
     plan: Option<Plan>,
     shuffle_total: u64,
+    /// When the running shuffle was started: the epoch's requests are scheduled from here.
+    shuffle_t0: std::time::Instant,
 }
 
 pub struct ProOram {
@@ -294,6 +296,7 @@ impl ProOram {
                 shuffles_started: 0,
                 plan: None,
                 shuffle_total: 1,
+                shuffle_t0: std::time::Instant::now(),
             }),
         };
         {
@@ -332,9 +335,16 @@ impl ProOram {
             self.hand_over(&mut g)?;
         }
         if self.cfg.pace {
+            // Request k (0-based) of the epoch is due when the shuffle, going at the speed
+            // measured on the last one, has done (k+1)/T of its work: the schedule spaces the
+            // requests evenly over the epoch. It is also held until that much work is really
+            // done, less a lag allowance that absorbs short stalls and shrinks to nothing at
+            // the last request, which thus waits for the whole shuffle.
             let total = g.shuffle_total;
             let target = ((g.used + 1) * total).div_ceil(t);
-            self.progress.wait_for(target, &self.shuffle_done);
+            let slack = if t > 1 { 2 * total / t * (t - 1 - g.used) / (t - 1) } else { 0 };
+            let deadline = g.shuffle_t0 + std::time::Duration::from_nanos(target);
+            self.progress.wait_until(target.saturating_sub(slack), Some(deadline), &self.shuffle_done);
         }
         let cached = g.cache.contains_key(&id);
         let item = if cached {
@@ -425,6 +435,7 @@ impl ProOram {
         let secs = self.shuffle_secs.clone();
         self.progress.reset();
         done.store(false, Ordering::SeqCst);
+        g.shuffle_t0 = std::time::Instant::now();
         g.shuffles_started += 1;
         // not the recovery shuffle run by `open`: crash while an epoch is being served
         let crash_at = if self.failpoint.as_deref() == Some("shuffle-stage2") && g.shuffles_started >= 2 {
@@ -458,6 +469,8 @@ impl ProOram {
                 None => Arc::new(clos::route(rows, cols, &dest)),
             };
             let route2 = Arc::new(clos::route(rows, cols, &dest2));
+            // the set-up counts as the share of work the last shuffle's set-up took
+            progress.add(weights.overhead);
             let job = ShuffleJob {
                 stage1_from,
                 work_region: WORK_REGION,
@@ -477,9 +490,11 @@ impl ProOram {
                         w.per_slot[k] = ((t * 1e9 / m as f64) as u64).max(1);
                     }
                 }
+                let staged: f64 = stage_secs.iter().sum();
+                w.overhead = ((t0.elapsed().as_secs_f64() - staged).max(0.0) * 1e9) as u64;
             }
             done.store(true, Ordering::SeqCst);
-            progress.add(0);
+            progress.wake();
             r.map(|_| route2)
         });
         g.pending = Some(Pending { handle, next, plan: (perm2, k1n) });
