@@ -302,3 +302,38 @@ pub fn run(
     storage.sync_region(job.dst_region)?;
     Ok(secs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A paced request waits for its deadline even when the work is already done, and for the
+    /// work when the deadline has passed; the shuffle's end releases it at once.
+    #[test]
+    fn wait_until_needs_deadline_and_progress() {
+        let p = Arc::new(Progress::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        p.add(10);
+        let t0 = Instant::now();
+        p.wait_until(10, Some(t0 + Duration::from_millis(30)), &stop);
+        assert!(t0.elapsed() >= Duration::from_millis(30));
+
+        let (p2, s2) = (p.clone(), stop.clone());
+        let worker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            p2.add(5);
+            std::thread::sleep(Duration::from_millis(300));
+            s2.store(true, Ordering::SeqCst);
+            p2.wake();
+        });
+        let t1 = Instant::now();
+        p.wait_until(15, Some(t1), &stop);
+        assert!(t1.elapsed() >= Duration::from_millis(30));
+        assert!(!stop.load(Ordering::SeqCst), "released by the shuffle's end, not by its progress");
+        // never reached: only the shuffle's end (stop + wake) lets this one go, long before 10 s
+        let t2 = Instant::now();
+        p.wait_until(1000, Some(t2 + Duration::from_secs(10)), &stop);
+        assert!(t2.elapsed() < Duration::from_secs(5));
+        worker.join().unwrap();
+    }
+}
