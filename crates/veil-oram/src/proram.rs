@@ -121,8 +121,13 @@ const WORK_REGION: u32 = 2;
 
 struct Inner {
     epoch: Epoch,
-    /// Blocks read this epoch; None marks a block whose slot failed authentication.
-    cache: HashMap<u64, Option<Vec<u8>>>,
+    /// Blocks read this epoch: their index in `slab`; None marks a block whose slot failed
+    /// authentication.
+    cache: HashMap<u64, Option<usize>>,
+    /// The cache's block buffers, kept across epochs: a request copies into one instead of
+    /// allocating, and the hand-over does not free (and the next epoch fault in) T blocks.
+    slab: Vec<Vec<u8>>,
+    slab_used: usize,
     used: u64,
     dummies_used: u64,
     rng: StdRng,
@@ -131,6 +136,8 @@ struct Inner {
     shuffles_started: u64,
     plan: Option<Plan>,
     shuffle_total: u64,
+    /// When the running shuffle was started: the epoch's requests are scheduled from here.
+    shuffle_t0: std::time::Instant,
 }
 
 pub struct ProOram {
@@ -279,6 +286,8 @@ impl ProOram {
             inner: Mutex::new(Inner {
                 epoch,
                 cache: HashMap::new(),
+                slab: Vec::new(),
+                slab_used: 0,
                 used: 0,
                 dummies_used: 0,
                 rng,
@@ -287,6 +296,7 @@ impl ProOram {
                 shuffles_started: 0,
                 plan: None,
                 shuffle_total: 1,
+                shuffle_t0: std::time::Instant::now(),
             }),
         };
         {
@@ -325,9 +335,16 @@ impl ProOram {
             self.hand_over(&mut g)?;
         }
         if self.cfg.pace {
+            // Request k (0-based) of the epoch is due when the shuffle, going at the speed
+            // measured on the last one, has done (k+1)/T of its work: the schedule spaces the
+            // requests evenly over the epoch. It is also held until that much work is really
+            // done, less a lag allowance that absorbs short stalls and shrinks to nothing at
+            // the last request, which thus waits for the whole shuffle.
             let total = g.shuffle_total;
             let target = ((g.used + 1) * total).div_ceil(t);
-            self.progress.wait_for(target, &self.shuffle_done);
+            let slack = if t > 1 { 2 * total / t * (t - 1 - g.used) / (t - 1) } else { 0 };
+            let deadline = g.shuffle_t0 + std::time::Duration::from_nanos(target);
+            self.progress.wait_until(target.saturating_sub(slack), Some(deadline), &self.shuffle_done);
         }
         let cached = g.cache.contains_key(&id);
         let item = if cached {
@@ -345,17 +362,22 @@ impl ProOram {
         let b = self.cfg.block_size;
         let out = match (cached, opened) {
             (false, Ok(())) => {
-                let data = inner.slot[..b].to_vec();
-                inner.cache.insert(id, Some(data.clone()));
-                Ok(data)
+                let k = inner.slab_used;
+                inner.slab_used += 1;
+                if inner.slab.len() <= k {
+                    inner.slab.push(vec![0u8; b]);
+                }
+                inner.slab[k].copy_from_slice(&inner.slot[..b]);
+                inner.cache.insert(id, Some(k));
+                Ok(inner.slot[..b].to_vec())
             }
             (false, Err(e)) => {
                 inner.cache.insert(id, None);
                 Err(e)
             }
             (true, Err(e)) => Err(e),
-            (true, Ok(())) => match &inner.cache[&id] {
-                Some(d) => Ok(d.clone()),
+            (true, Ok(())) => match inner.cache[&id] {
+                Some(k) => Ok(inner.slab[k].clone()),
                 None => Err(OramError::Tamper { region, index: inner.epoch.pos[id as usize] as u64 }),
             },
         };
@@ -413,6 +435,7 @@ impl ProOram {
         let secs = self.shuffle_secs.clone();
         self.progress.reset();
         done.store(false, Ordering::SeqCst);
+        g.shuffle_t0 = std::time::Instant::now();
         g.shuffles_started += 1;
         // not the recovery shuffle run by `open`: crash while an epoch is being served
         let crash_at = if self.failpoint.as_deref() == Some("shuffle-stage2") && g.shuffles_started >= 2 {
@@ -446,6 +469,8 @@ impl ProOram {
                 None => Arc::new(clos::route(rows, cols, &dest)),
             };
             let route2 = Arc::new(clos::route(rows, cols, &dest2));
+            // the set-up counts as the share of work the last shuffle's set-up took
+            progress.add(weights.overhead);
             let job = ShuffleJob {
                 stage1_from,
                 work_region: WORK_REGION,
@@ -465,9 +490,11 @@ impl ProOram {
                         w.per_slot[k] = ((t * 1e9 / m as f64) as u64).max(1);
                     }
                 }
+                let staged: f64 = stage_secs.iter().sum();
+                w.overhead = ((t0.elapsed().as_secs_f64() - staged).max(0.0) * 1e9) as u64;
             }
             done.store(true, Ordering::SeqCst);
-            progress.add(0);
+            progress.wake();
             r.map(|_| route2)
         });
         g.pending = Some(Pending { handle, next, plan: (perm2, k1n) });
@@ -489,6 +516,7 @@ impl ProOram {
         g.epoch = p.next;
         g.plan = Some(Plan { perm: p.plan.0, k1: p.plan.1, route });
         g.cache.clear();
+        g.slab_used = 0;
         g.used = 0;
         g.dummies_used = 0;
         self.start_shuffle(g);

@@ -21,6 +21,7 @@ use crate::storage::{Actor, Storage};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// Work done so far, in the units of `Weights` (see `total_ops`); the
 /// access component paces itself against it so that every access carries an equal share.
@@ -61,9 +62,31 @@ impl Progress {
         let mut g = self.lock.lock().unwrap();
         self.want.store(target, Ordering::SeqCst);
         while self.get() < target && !stop.load(Ordering::SeqCst) {
-            g = self.cv.wait_timeout(g, std::time::Duration::from_millis(20)).unwrap().0;
+            g = self.cv.wait_timeout(g, Duration::from_millis(20)).unwrap().0;
         }
         self.want.store(u64::MAX, Ordering::SeqCst);
+    }
+    /// Waits until `deadline` has passed *and* `target` units are done, or until `stop` says
+    /// the shuffle has ended (then nothing is left to wait for).
+    pub fn wait_until(&self, target: u64, deadline: Option<Instant>, stop: &AtomicBool) {
+        if let Some(d) = deadline {
+            // a plain timed sleep: progress does not wake this wait (that would cost a
+            // wake-up per slot), only the shuffle's end does (`wake`)
+            let mut g = self.lock.lock().unwrap();
+            loop {
+                let now = Instant::now();
+                if now >= d || stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                g = self.cv.wait_timeout(g, d - now).unwrap().0;
+            }
+        }
+        self.wait_for(target, stop)
+    }
+    /// Wakes every waiter (the shuffle has ended).
+    pub fn wake(&self) {
+        let _g = self.lock.lock().unwrap();
+        self.cv.notify_all();
     }
 }
 
@@ -103,18 +126,21 @@ pub const EPOCH_CTX: u32 = 3;
 #[derive(Clone, Copy, Debug)]
 pub struct Weights {
     pub per_slot: [u64; 3],
+    /// The rest of a shuffle's wall time (route tables, state record, final sync), in ns.
+    pub overhead: u64,
 }
 
 impl Default for Weights {
     fn default() -> Self {
         // before any measurement: stage 3 also seals and writes the next shuffle's stage 1
-        Self { per_slot: [4000, 4000, 7000] }
+        Self { per_slot: [4000, 4000, 7000], overhead: 0 }
     }
 }
 
-/// Total progress of a shuffle over `slots` slots.
+/// Total progress of a shuffle over `slots` slots; the units are nanoseconds of the previous
+/// shuffle's wall time, so progress also predicts when the shuffle will be done.
 pub fn total_ops(slots: u64, with_stage1: bool, w: &Weights) -> u64 {
-    slots * (if with_stage1 { w.per_slot[0] } else { 0 } + w.per_slot[1] + w.per_slot[2])
+    slots * (if with_stage1 { w.per_slot[0] } else { 0 } + w.per_slot[1] + w.per_slot[2]) + w.overhead
 }
 
 struct Out<'a> {
@@ -275,4 +301,39 @@ pub fn run(
     }
     storage.sync_region(job.dst_region)?;
     Ok(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A paced request waits for its deadline even when the work is already done, and for the
+    /// work when the deadline has passed; the shuffle's end releases it at once.
+    #[test]
+    fn wait_until_needs_deadline_and_progress() {
+        let p = Arc::new(Progress::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        p.add(10);
+        let t0 = Instant::now();
+        p.wait_until(10, Some(t0 + Duration::from_millis(30)), &stop);
+        assert!(t0.elapsed() >= Duration::from_millis(30));
+
+        let (p2, s2) = (p.clone(), stop.clone());
+        let worker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            p2.add(5);
+            std::thread::sleep(Duration::from_millis(300));
+            s2.store(true, Ordering::SeqCst);
+            p2.wake();
+        });
+        let t1 = Instant::now();
+        p.wait_until(15, Some(t1), &stop);
+        assert!(t1.elapsed() >= Duration::from_millis(30));
+        assert!(!stop.load(Ordering::SeqCst), "released by the shuffle's end, not by its progress");
+        // never reached: only the shuffle's end (stop + wake) lets this one go, long before 10 s
+        let t2 = Instant::now();
+        p.wait_until(1000, Some(t2 + Duration::from_secs(10)), &stop);
+        assert!(t2.elapsed() < Duration::from_secs(5));
+        worker.join().unwrap();
+    }
 }
