@@ -98,7 +98,7 @@ def _describe_model(model) -> list[str]:
 
 
 def cmd_run(args) -> int:
-    from veil.core.config import config_hash, load_config
+    from veil.core.config import load_config
     from veil.core.runner import run_experiment
 
     experiment, cfg = load_config(args.config, args.overrides)
@@ -109,7 +109,6 @@ def cmd_run(args) -> int:
     from veil.core.store import flatten
 
     _print_table([(k, _fmt_value(v)) for k, v in flatten("", rec.result, {}).items()])
-    assert rec.config_hash == config_hash(experiment, cfg)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(rec.as_dict(), indent=2) + "\n")
@@ -124,7 +123,7 @@ def cmd_sweep(args) -> int:
         from veil.core.errors import ConfigError
 
         raise ConfigError(f"--jobs {args.jobs}: must be at least 1")
-    print(f"sweep {spec.name}: {spec.experiment}, {len(spec.points)} points")
+    print(f"sweep {spec.name}: {spec.experiment}, {len(spec.configs)} points")
     with _store(args) as store:
         out = run_sweep(spec, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force,
                         progress=not args.no_progress)

@@ -64,7 +64,7 @@ def test_config_files_validate(path):
     text = path.read_text()
     if "[grid]" in text or "[zip]" in text:
         spec = load_spec(path)
-        assert spec.experiment == "enclave.server" and len(spec.points) >= 3
+        assert spec.experiment == "enclave.server" and len(spec.configs) >= 3
     else:
         from veil.core.config import load_config
 

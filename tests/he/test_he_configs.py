@@ -14,7 +14,7 @@ CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs" / "he").glob("
 def test_config_validates(path):
     data = read_toml(path)
     if "grid" in data or "zip" in data or "base" in data:
-        assert load_spec(path).points
+        assert load_spec(path).configs
     else:
         exp = data.pop("experiment")
         validate(exp, data, str(path))

@@ -17,7 +17,7 @@ from veil.core.config import validate
 from veil.core.errors import ConfigError, VeilError
 from veil.core.registry import REGISTRY, Reproducer, load_systems
 from veil.core.runner import run_experiment, veil_version
-from veil.core.store import Record, ResultStore
+from veil.core.store import ResultStore
 from veil.core.sweep import configs_for, run_points
 
 
@@ -75,11 +75,6 @@ class ReproduceContext:
         self.section.computed += out.computed
         self.section.cached += out.cached
         return [r.result for r in out.records]
-
-    def record(self, experiment: str, config: dict[str, Any] | None = None) -> Record:
-        rec, cached = run_experiment(experiment, validate(experiment, config or {}), self.store)
-        self._count(cached)
-        return rec
 
     def _count(self, cached: bool) -> None:
         if cached:

@@ -7,6 +7,7 @@ cluster never needs the store and a bad point fails before any work starts.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import sys
@@ -26,17 +27,9 @@ SWEEP_KEYS = {"experiment", "base", "grid", "zip", "name"}
 
 
 @dataclass
-class Point:
-    index: int
-    overrides: dict[str, Any]
-    config: ExperimentConfig
-    hash: str
-
-
-@dataclass
 class SweepSpec:
     experiment: str
-    points: list[Point]
+    configs: list[ExperimentConfig]
     name: str = ""
 
 
@@ -76,15 +69,11 @@ def spec_from_data(data: dict[str, Any], where: str) -> SweepSpec:
     experiment, _ = split_experiment({"experiment": data.get("experiment")}, where)
     base = data.get("base", {})
     rows = expand(_flat(data.get("grid", {})), _flat(data.get("zip", {})), where)
-    points = []
+    configs = []
     for i, row in enumerate(rows):
-        cfg_data = apply_overrides(base, [])
-        for k, v in row.items():
-            set_dotted(cfg_data, k, v)
         label = ", ".join(f"{k}={v}" for k, v in row.items())
-        cfg = validate(experiment, cfg_data, f"{where}: point {i} ({label})" if label else where)
-        points.append(Point(i, row, cfg, config_hash(experiment, cfg)))
-    return SweepSpec(experiment, points, str(data.get("name", Path(where).stem)))
+        configs.append(config_for_row(experiment, base, row, f"{where}: point {i} ({label})" if label else where))
+    return SweepSpec(experiment, configs, str(data.get("name", Path(where).stem)))
 
 
 def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -227,15 +216,17 @@ def _run_dask(experiment: str, payload: list[tuple[int, dict]], client: Any,
 
 
 def run_sweep(spec: SweepSpec, store: ResultStore | None, **kw) -> SweepOutcome:
-    return run_points(spec.experiment, [p.config for p in spec.points], store, label=spec.name or "sweep", **kw)
+    return run_points(spec.experiment, spec.configs, store, label=spec.name or "sweep", **kw)
+
+
+def config_for_row(experiment: str, base: dict[str, Any], row: dict[str, Any], where: str = "") -> ExperimentConfig:
+    """`base` with each dotted key of `row` set, validated."""
+    data = copy.deepcopy(base)
+    for k, v in row.items():
+        set_dotted(data, k, v)
+    return validate(experiment, data, where)
 
 
 def configs_for(experiment: str, base: dict[str, Any], rows: Iterable[dict[str, Any]]) -> list[ExperimentConfig]:
     """Validated configs for `base` updated by each row of dotted overrides (used by reproducers)."""
-    out = []
-    for row in rows:
-        data = apply_overrides(base, [])
-        for k, v in row.items():
-            set_dotted(data, k, v)
-        out.append(validate(experiment, data))
-    return out
+    return [config_for_row(experiment, base, row) for row in rows]
