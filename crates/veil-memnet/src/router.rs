@@ -39,6 +39,13 @@ struct Entry {
     res: i32,
 }
 
+/// Entries not yet evaluated this stage carry a negative time and sit at the front of the
+/// queue: their count.
+#[inline]
+fn unevaluated_prefix(qs: &[Entry]) -> usize {
+    qs.iter().position(|e| e.time >= 0).unwrap_or(qs.len())
+}
+
 #[derive(Clone, Copy, Debug)]
 struct XEntry {
     time: i64,
@@ -284,13 +291,7 @@ impl Routers {
         // Work on a contiguous slice of the queue (put back below): no per-access wrapping.
         let mut q = std::mem::take(&mut self.vc_q[r]);
         let qs = q.make_contiguous();
-        let mut n_new = 0;
-        for (i, e) in qs.iter().enumerate() {
-            if e.time >= 0 {
-                break;
-            }
-            n_new = i + 1;
-        }
+        let n_new = unevaluated_prefix(qs);
         if n_new > 0 {
             self.s_touched.clear();
             for i in 0..n_new {
@@ -364,13 +365,7 @@ impl Routers {
         // ---- switch allocation: evaluate ----
         let mut q = std::mem::take(&mut self.sw_q[r]);
         let qs = q.make_contiguous();
-        let mut n_new = 0;
-        for (i, e) in qs.iter().enumerate() {
-            if e.time >= 0 {
-                break;
-            }
-            n_new = i + 1;
-        }
+        let n_new = unevaluated_prefix(qs);
         if n_new > 0 {
             self.s_req_touched.clear();
             for i in 0..n_new {
