@@ -547,6 +547,15 @@ impl ProOram {
         (g.epoch.region, g.epoch.pos[id as usize] as u64)
     }
 
+    /// Test hook: wait until the background shuffle has finished, so that a trace taken
+    /// afterwards does not depend on how far the scheduler let it run.
+    #[doc(hidden)]
+    pub fn debug_wait_shuffle(&self) {
+        while !self.shuffle_done.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     /// Test hook: stop the background shuffle as a crash would, leaving storage as it is.
     #[doc(hidden)]
     pub fn debug_crash(self) {

@@ -74,6 +74,8 @@ fn access_trace(pattern: &str, epochs: u64, seed: u64) -> (Vec<u64>, Vec<(Op, u3
     let o = ProOram::create(st.clone(), master(), n, c, &fill).unwrap();
     let t = o.geometry().epoch_len;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    // the traces start and end at shuffle boundaries, wherever the scheduler let it run
+    o.debug_wait_shuffle();
     st.log().set_enabled(true);
     st.log().drain();
     for k in 0..epochs * t {
@@ -84,6 +86,7 @@ fn access_trace(pattern: &str, epochs: u64, seed: u64) -> (Vec<u64>, Vec<(Op, u3
         };
         o.read(id).unwrap();
     }
+    o.debug_wait_shuffle();
     let log = st.log().drain();
     let acc = log.iter().filter(|x| x.actor == Actor::Access).map(|x| x.index).collect();
     let shuf: Vec<_> = log.iter().filter(|x| x.actor == Actor::Shuffle).map(|x| (x.op, x.region, x.index)).collect();
@@ -123,10 +126,10 @@ fn access_sequence_is_independent_of_requests() {
     assert!(p_joint > 1e-3, "rank/slot histograms differ: p={p_joint}");
     // within-epoch repeats would show up as equal consecutive slots: there are none
     assert!(a.chunks(t as usize).all(|e| e.iter().collect::<HashSet<_>>().len() == t as usize));
-    // the shuffle still running at the end has gone further in one run than in the other
-    let common = sa.len().min(sb.len());
-    assert!(common as u64 >= epochs * 5 * m, "shuffle trace too short: {common}");
-    assert_eq!(sa[..common], sb[..common], "shuffle trace depends on the requests");
+    // one whole shuffle per epoch, each at least five passes over the slots, identical traces
+    assert_eq!(sa.len() as u64 % epochs, 0, "a partial shuffle in the trace");
+    assert!(sa.len() as u64 >= epochs * 5 * m, "shuffle trace too short: {}", sa.len());
+    assert!(sa == sb, "shuffle trace depends on the requests");
 
     // negative control: the plain store's slots are the ids, and the test rejects it
     let plain_a: Vec<u64> = vec![5; a.len()];
