@@ -1,5 +1,5 @@
 //! Veil's crypto engines: the functional cryptography behind every system, on RustCrypto
-//! block ciphers (hardware AES via run-time AES-NI detection) and ring's AES-GCM.
+//! block ciphers (hardware AES via run-time AES-NI detection) and AWS-LC's AES-GCM.
 //!
 //! | component | file | used by |
 //! |---|---|---|

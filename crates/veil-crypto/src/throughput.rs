@@ -37,12 +37,12 @@ const ENGINES: &[(&str, &str, usize)] = &[
     ),
     (
         "aes-128-gcm",
-        "AES-128-GCM seal of the whole buffer, ring backend (ORAM blocks)",
+        "AES-128-GCM seal of the whole buffer, AWS-LC backend (ORAM blocks)",
         1,
     ),
     (
         "aes-256-gcm",
-        "AES-256-GCM seal of the whole buffer, ring backend (ORAM blocks)",
+        "AES-256-GCM seal of the whole buffer, AWS-LC backend (ORAM blocks)",
         1,
     ),
     (

@@ -237,7 +237,7 @@ fn gcm_spec_test_cases() {
 }
 
 #[test]
-fn gcm_rustcrypto_agrees_with_ring() {
+fn gcm_rustcrypto_agrees_with_aws_lc() {
     use aes_gcm::aead::{Aead, KeyInit, Payload};
     for c in GCM_CASES.iter().filter(|c| c.key.len() == 32) {
         let g = aes_gcm::Aes128Gcm::new_from_slice(&h(c.key)).unwrap();
@@ -292,6 +292,34 @@ fn gcm_open_rejects_any_tampering() {
     tag[0] ^= 1;
     assert!(g.open_in_place(&iv, &aad, &mut buf, &tag).is_err());
     assert!(buf.iter().all(|&b| b == 0));
+}
+
+/// The out-of-place calls give the NIST ciphertexts and tags, leave their input as it was,
+/// and refuse (wiping the output) a flipped bit or mismatched lengths.
+#[test]
+fn gcm_out_of_place_matches_vectors_and_refuses_tampering() {
+    for (i, c) in GCM_CASES.iter().enumerate() {
+        let g = Gcm::new(&h(c.key)).unwrap();
+        let (iv, aad, pt) = (h(c.iv), h(c.aad), h(c.pt));
+        let mut ct = vec![0xAA; pt.len()];
+        let tag = g.seal_into(&iv, &aad, &pt, &mut ct).unwrap();
+        assert_eq!((ct.clone(), tag.to_vec()), (h(c.ct), h(c.tag)), "case {i} seal");
+        let mut out = vec![0x55; pt.len()];
+        g.open_into(&iv, &aad, &ct, &tag, &mut out).unwrap();
+        assert_eq!(out, pt, "case {i} open");
+        if !ct.is_empty() {
+            ct[0] ^= 1;
+            assert!(matches!(
+                g.open_into(&iv, &aad, &ct, &tag, &mut out),
+                Err(CryptoError::AuthenticationFailed(_))
+            ));
+            assert!(out.iter().all(|&b| b == 0), "case {i}: plaintext left after a failed open");
+        }
+    }
+    let g = Gcm::new(&[0; 16]).unwrap();
+    assert!(g.seal_into(&[0; 12], b"", b"abc", &mut [0; 2]).is_err());
+    assert!(g.open_into(&[0; 12], b"", b"abc", &[0; 16], &mut [0; 4]).is_err());
+    assert!(g.open_into(&[0; 12], b"", b"abc", &[0; 15], &mut [0; 3]).is_err());
 }
 
 #[test]

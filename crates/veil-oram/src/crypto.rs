@@ -1,6 +1,8 @@
-//! AES-128-GCM per storage slot, from `veil-crypto` (whose GCM is ring's stitched AES-NI/VAES +
-//! (V)PCLMULQDQ code: a 256 KB block in ~30 us here, against ~270 us for RustCrypto's
+//! AES-128-GCM per storage slot, from `veil-crypto` (whose GCM is AWS-LC's stitched AES-NI/VAES +
+//! (V)PCLMULQDQ code: a 256 KB block in ~25 us here, against ~270 us for RustCrypto's
 //! `aes-gcm`; the shuffle does ~5 sqrt(N) block operations per block served, so that matters).
+//! The `_into` forms work out of place, so a slot is opened straight from storage into private
+//! memory and sealed straight back, without a copy on either side.
 
 use crate::error::{OramError, Result};
 use rand::RngCore;
@@ -13,6 +15,11 @@ pub const KEY_LEN: usize = 16;
 
 /// Nanoseconds spent in AES-GCM, process-wide: feeds the server-time breakdown.
 pub static CRYPTO_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Fills `buf` from the operating system's CSPRNG.
+pub fn os_random(buf: &mut [u8]) {
+    aws_lc_rs::rand::fill(buf).expect("OS randomness");
+}
 
 pub struct BlockKey {
     gcm: Gcm,
@@ -74,6 +81,29 @@ impl BlockKey {
         r.map_err(|_| OramError::Tamper { region, index })
     }
 
+    /// Seals `plain` into `slot` (`plain.len() + 16` bytes: ciphertext, then tag); `plain` is
+    /// left as it is, and no plaintext is ever written to `slot`.
+    pub fn seal_slot_into(&self, nonce: [u8; 12], plain: &[u8], slot: &mut [u8]) {
+        let t0 = Instant::now();
+        let (ct, tag_out) = slot.split_at_mut(plain.len());
+        let tag = self.gcm.seal_into(&nonce, &[], plain, ct).expect("the slot fits the block");
+        tag_out.copy_from_slice(&tag);
+        CRYPTO_NS.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Opens `slot` (ciphertext, then tag) into `plain` (`slot.len() - 16` bytes); on a
+    /// mismatch `plain` is zeroed.
+    pub fn open_slot_into(&self, nonce: [u8; 12], slot: &[u8], plain: &mut [u8], region: u32, index: u64) -> Result<()> {
+        let t0 = Instant::now();
+        if slot.len() != plain.len() + TAG_LEN {
+            return Err(OramError::Tamper { region, index });
+        }
+        let (ct, tag) = slot.split_at(plain.len());
+        let r = self.gcm.open_into(&nonce, &[], ct, tag, plain);
+        CRYPTO_NS.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        r.map_err(|_| OramError::Tamper { region, index })
+    }
+
     /// Seals a byte string into `ciphertext || tag` (small messages: state, session replies).
     pub fn seal_vec(&self, nonce: [u8; 12], plain: &[u8]) -> Vec<u8> {
         let mut v = Vec::with_capacity(plain.len() + TAG_LEN);
@@ -115,5 +145,16 @@ mod tests {
         let mut flipped = slot.clone();
         flipped[42] ^= 0x10;
         assert_eq!(k.open_slot(slot_nonce(5, 1), &mut flipped, 0, 5), Err(OramError::Tamper { region: 0, index: 5 }));
+        // out of place: the same bytes as in place, and the same refusals
+        let plain: Vec<u8> = (0..100).map(|i| i as u8).collect();
+        let mut slot2 = vec![0u8; 100 + TAG_LEN];
+        k.seal_slot_into(slot_nonce(5, 1), &plain, &mut slot2);
+        assert_eq!(slot2, slot);
+        let mut out = vec![0u8; 100];
+        k.open_slot_into(slot_nonce(5, 1), &slot, &mut out, 0, 5).unwrap();
+        assert_eq!(out, plain);
+        assert!(k.open_slot_into(slot_nonce(5, 1), &flipped, &mut out, 0, 5).is_err());
+        assert!(out.iter().all(|&b| b == 0));
+        assert!(k.open_slot_into(slot_nonce(6, 1), &slot, &mut out, 0, 6).is_err());
     }
 }

@@ -28,6 +28,7 @@ pub struct PathOram {
     written: Vec<bool>,
     counter: u64,
     rng: StdRng,
+    /// one bucket's plaintext (the nonce and tag live only in storage)
     buf: Vec<u8>,
     pub max_stash: usize,
 }
@@ -94,7 +95,7 @@ impl PathOram {
             }
         }
         let mut me = Self {
-            buf: vec![0u8; storage.slot_size()],
+            buf: vec![0u8; storage.slot_size() - NONCE - TAG_LEN],
             storage,
             n,
             block_size,
@@ -142,7 +143,7 @@ impl PathOram {
         let buf = &mut self.buf;
         buf.fill(0);
         for k in 0..z {
-            let off = NONCE + k * (8 + bs);
+            let off = k * (8 + bs);
             let id = blocks.get(k).map_or(EMPTY, |x| x.0);
             buf[off..off + 8].copy_from_slice(&id.to_le_bytes());
             if let Some((_, d)) = blocks.get(k) {
@@ -152,9 +153,12 @@ impl PathOram {
         self.counter += 1;
         let mut nonce = [0u8; 12];
         nonce[..8].copy_from_slice(&self.counter.to_le_bytes());
-        buf[..NONCE].copy_from_slice(&nonce);
-        self.key.seal_slot(nonce, &mut buf[NONCE..]);
-        self.storage.write(actor, 0, b, buf)?;
+        let key = &self.key;
+        self.storage.write_with(actor, 0, b, &mut |dst| {
+            dst[..NONCE].copy_from_slice(&nonce);
+            key.seal_slot_into(nonce, buf, &mut dst[NONCE..]);
+            Ok(())
+        })?;
         self.written[b as usize] = true;
         Ok(())
     }
@@ -168,14 +172,20 @@ impl PathOram {
         let bs = self.block_size;
         for lvl in 0..=self.levels {
             let b = bucket_at(self.levels, leaf, lvl);
-            self.storage.read(Actor::PathOram, 0, b, &mut self.buf)?;
-            if !self.written[b as usize] {
+            let written = self.written[b as usize];
+            let (key, buf) = (&self.key, &mut self.buf);
+            self.storage.read_with(Actor::PathOram, 0, b, &mut |slot| {
+                if !written {
+                    return Ok(());
+                }
+                let nonce: [u8; 12] = slot[..NONCE].try_into().unwrap();
+                key.open_slot_into(nonce, &slot[NONCE..], buf, 0, b)
+            })?;
+            if !written {
                 continue;
             }
-            let nonce: [u8; 12] = self.buf[..NONCE].try_into().unwrap();
-            self.key.open_slot(nonce, &mut self.buf[NONCE..], 0, b)?;
             for k in 0..self.z {
-                let off = NONCE + k * (8 + bs);
+                let off = k * (8 + bs);
                 let bid = u64::from_le_bytes(self.buf[off..off + 8].try_into().unwrap());
                 if bid != EMPTY {
                     if bid >= self.n {

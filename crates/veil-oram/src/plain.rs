@@ -12,7 +12,6 @@ pub struct PlainStore {
     n: u64,
     block_size: usize,
     key: BlockKey,
-    buf: Vec<u8>,
 }
 
 impl PlainStore {
@@ -33,15 +32,16 @@ impl PlainStore {
             storage.write(Actor::Init, 0, i, &buf)?;
         }
         storage.sync()?;
-        Ok(Self { storage, n, block_size, key, buf })
+        Ok(Self { storage, n, block_size, key })
     }
 
     pub fn read(&mut self, id: u64) -> Result<Vec<u8>> {
         if id >= self.n {
             return Err(OramError::UnknownBlock { id, n_blocks: self.n });
         }
-        self.storage.read(Actor::Plain, 0, id, &mut self.buf)?;
-        self.key.open_slot(slot_nonce(id, 0), &mut self.buf, 0, id)?;
-        Ok(self.buf[..self.block_size].to_vec())
+        let mut out = vec![0u8; self.block_size];
+        let key = &self.key;
+        self.storage.read_with(Actor::Plain, 0, id, &mut |slot| key.open_slot_into(slot_nonce(id, 0), slot, &mut out, 0, id))?;
+        Ok(out)
     }
 }

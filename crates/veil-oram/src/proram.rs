@@ -14,7 +14,7 @@
 //! done, so each request carries an equal share of the shuffle and latency stays constant.
 
 use crate::clos;
-use crate::crypto::{slot_nonce, BlockKey, KEY_LEN};
+use crate::crypto::{slot_nonce, BlockKey, KEY_LEN, TAG_LEN};
 use crate::error::{OramError, Result};
 use crate::clos::ClosRoute;
 use crate::shuffle::{self, NextStage1, Progress, ShuffleJob, Source, EPOCH_CTX};
@@ -132,6 +132,7 @@ struct Inner {
     dummies_used: u64,
     rng: StdRng,
     pending: Option<Pending>,
+    /// the plaintext of the slot read last
     slot: Vec<u8>,
     shuffles_started: u64,
     plan: Option<Plan>,
@@ -180,7 +181,7 @@ fn rng_for(cfg: &ProOramConfig, salt: u64) -> StdRng {
         Some(s) => StdRng::seed_from_u64(veil_core::rng::splitmix64(s ^ salt)),
         None => {
             let mut seed = [0u8; 32];
-            ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut seed).expect("OS randomness");
+            crate::crypto::os_random(&mut seed);
             StdRng::from_seed(seed)
         }
     }
@@ -269,7 +270,7 @@ impl ProOram {
             pos: st.pos,
         };
         let rng = rng_for(&cfg, 0x0BE1 ^ st.epoch.wrapping_mul(0x9E37_79B9));
-        let slot = vec![0u8; storage.slot_size()];
+        let slot = vec![0u8; storage.slot_size() - TAG_LEN];
         let this = Self {
             storage,
             geom,
@@ -356,8 +357,12 @@ impl ProOram {
         let inner = &mut *g;
         let p = inner.epoch.pos[item as usize] as u64;
         let region = inner.epoch.region;
-        self.storage.read(Actor::Access, region, p, &mut inner.slot)?;
-        let opened = inner.epoch.key.open_slot(slot_nonce(p, inner.epoch.ctx), &mut inner.slot, region, p);
+        let (key, ctx, plain) = (&inner.epoch.key, inner.epoch.ctx, &mut inner.slot);
+        let mut opened = Ok(());
+        self.storage.read_with(Actor::Access, region, p, &mut |slot| {
+            opened = key.open_slot_into(slot_nonce(p, ctx), slot, plain, region, p);
+            Ok(())
+        })?;
         inner.used += 1;
         let b = self.cfg.block_size;
         let out = match (cached, opened) {
@@ -613,7 +618,7 @@ fn check_storage(s: &dyn Storage, g: &Geometry, block_size: usize) -> Result<()>
 
 fn put_state(s: &dyn Storage, master: &BlockKey, st: &SealedState) -> Result<()> {
     let mut nonce = [0u8; 12];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce).expect("OS randomness");
+    crate::crypto::os_random(&mut nonce);
     let mut out = nonce.to_vec();
     out.extend(master.seal_vec(nonce, &serde_json::to_vec(st).unwrap()));
     s.put_meta(STATE, &out)

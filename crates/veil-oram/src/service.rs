@@ -46,7 +46,7 @@ pub struct Manifest {
 
 fn random_bytes<const N: usize>() -> [u8; N] {
     let mut b = [0u8; N];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut b).expect("OS randomness");
+    crate::crypto::os_random(&mut b);
     b
 }
 

@@ -15,7 +15,7 @@
 //! Blocks of a group are processed in parallel on the shuffle's thread pool.
 
 use crate::clos::ClosRoute;
-use crate::crypto::{slot_nonce, BlockKey};
+use crate::crypto::{slot_nonce, BlockKey, TAG_LEN};
 use crate::error::{OramError, Result};
 use crate::storage::{Actor, Storage};
 use rayon::prelude::*;
@@ -121,8 +121,8 @@ pub const EPOCH_CTX: u32 = 3;
 
 /// Progress weights: the cost of one slot in each stage, in nanoseconds as measured on the
 /// previous shuffle (`run` returns the stage times), so that progress tracks time and every
-/// request waits for the same share whichever stage is running. A slot's writes count a fifth
-/// of its weight each, its read (with opening and sealing) the rest.
+/// request waits for the same share whichever stage is running. A slot's read (an opening)
+/// and each of its writes (a sealing) count alike.
 #[derive(Clone, Copy, Debug)]
 pub struct Weights {
     pub per_slot: [u64; 3],
@@ -151,33 +151,29 @@ struct Out<'a> {
     to: &'a [u32],
 }
 
-/// The shuffle's private memory: two groups of slots. Kept across shuffles, so that a new
-/// epoch does not start by faulting in and zeroing tens of megabytes.
+/// The shuffle's private memory: one group of plaintext blocks, and where each output slot's
+/// block sits in it. Kept across shuffles, so that a new epoch does not start by faulting in
+/// and zeroing tens of megabytes.
 #[derive(Default)]
 pub struct Buffers {
-    main: Vec<Vec<u8>>,
-    second: Vec<Vec<u8>>,
-    staged: Vec<Vec<u8>>,
+    plain: Vec<Vec<u8>>,
+    source: Vec<usize>,
 }
 
 impl Buffers {
-    fn fit(&mut self, groups: usize, slot: usize, two: bool) {
-        let size = |v: &mut Vec<Vec<u8>>, n: usize| {
-            v.resize_with(n, Vec::new);
-            for b in v.iter_mut() {
-                b.resize(slot, 0);
-            }
-        };
-        size(&mut self.main, groups);
-        if two {
-            size(&mut self.second, groups);
+    fn fit(&mut self, groups: usize, block: usize) {
+        self.plain.resize_with(groups, Vec::new);
+        for b in self.plain.iter_mut() {
+            b.resize(block, 0);
         }
-        self.staged.resize_with(groups, Vec::new);
+        self.source.resize(groups, 0);
     }
 }
 
-/// One group: read every slot (fixed order), open, seal for each output's destination, then
-/// write each output's slots in the group's fixed order.
+/// One group: open every slot (fixed order) straight from storage into private memory, then
+/// for each output seal each block straight into its destination slot, writing the slots in
+/// the group's fixed order. Out of place on both sides: no ciphertext or plaintext copies, and
+/// the plaintext stays put for a second output.
 #[allow(clippy::too_many_arguments)]
 fn pass(
     storage: &dyn Storage,
@@ -191,50 +187,37 @@ fn pass(
     b: &mut Buffers,
     weight: u64,
 ) -> Result<()> {
-    let w_write = weight / 5;
+    let w_write = weight / (outs.len() as u64 + 1);
     let w_read = weight.saturating_sub(w_write * outs.len() as u64);
     let (read_region, read_key, read_ctx) = read;
     let n = group.len();
-    let two = outs.len() == 2;
-    let main = &mut b.main[..n];
-    let second = &mut b.second[..if two { n } else { 0 }];
+    let plain = &mut b.plain[..n];
     pool.install(|| {
-        let work = |(k, buf): (usize, &mut Vec<u8>), extra: Option<&mut Vec<u8>>| -> Result<()> {
-            let p = group[k];
-            storage.read(Actor::Shuffle, read_region, p, buf)?;
-            read_key.open_slot(slot_nonce(p, read_ctx), buf, read_region, p)?;
-            if let Some(x) = extra {
-                x.copy_from_slice(buf);
-                let o = &outs[1];
-                o.key.seal_slot(slot_nonce(o.to[p as usize] as u64, o.ctx), x);
-            }
-            // Seal for the destination at once, while the block is still in cache; the
-            // nonce names the destination slot, which the route already fixes.
-            let o = &outs[0];
-            o.key.seal_slot(slot_nonce(o.to[p as usize] as u64, o.ctx), buf);
+        plain.par_iter_mut().zip(group.par_iter()).try_for_each(|(buf, &p)| {
+            storage.read_with(Actor::Shuffle, read_region, p, &mut |slot| {
+                read_key.open_slot_into(slot_nonce(p, read_ctx), slot, buf, read_region, p)
+            })?;
             progress.add(w_read);
-            Ok(())
-        };
-        if two {
-            main.par_iter_mut().enumerate().zip(second.par_iter_mut()).try_for_each(|(kb, x)| work(kb, Some(x)))
-        } else {
-            main.par_iter_mut().enumerate().try_for_each(|kb| work(kb, None))
-        }
+            Ok::<(), OramError>(())
+        })
     })?;
-    for (oi, o) in outs.iter().enumerate() {
-        let bufs: &mut [Vec<u8>] = if oi == 0 { &mut *main } else { &mut *second };
-        // Put each block at the index of its target slot, so that slots are written in the
-        // group's fixed order (the order of writes must not depend on the route).
-        for k in 0..n {
-            let to = o.to[group[k] as usize] as usize;
-            let at = if by_columns { to / cols } else { to % cols };
-            b.staged[at] = std::mem::take(&mut bufs[k]);
+    let plain = &*plain;
+    for o in outs {
+        // The slot at position `at` of the group takes the block read from position
+        // source[at]: slots are written in the group's fixed order, whatever the route.
+        for (k, &p) in group.iter().enumerate() {
+            let to = o.to[p as usize] as usize;
+            b.source[if by_columns { to / cols } else { to % cols }] = k;
         }
-        bufs.swap_with_slice(&mut b.staged[..n]);
-        let bufs = &*bufs;
+        let source = &b.source[..n];
         pool.install(|| {
-            bufs.par_iter().zip(group.par_iter()).try_for_each(|(buf, &slot)| {
-                storage.write(Actor::Shuffle, o.region, slot, buf)?;
+            group.par_iter().zip(source.par_iter()).try_for_each(|(&slot, &k)| {
+                debug_assert_eq!(o.to[group[k] as usize] as u64, slot);
+                // the nonce names the destination slot, which the route fixes
+                storage.write_with(Actor::Shuffle, o.region, slot, &mut |dst| {
+                    o.key.seal_slot_into(slot_nonce(slot, o.ctx), &plain[k], dst);
+                    Ok(())
+                })?;
                 progress.add(w_write);
                 Ok::<(), OramError>(())
             })
@@ -257,7 +240,7 @@ pub fn run(
     let mut secs = [0.0; 3];
     let (r, c) = (job.route.rows, job.route.cols);
     let g = r.max(c);
-    b.fit(g, storage.slot_size(), job.next.is_some());
+    b.fit(g, storage.slot_size() - TAG_LEN);
     let st = &job.route.stages;
     // stage 3 with the next shuffle's stage 1: the block bound for slot q of the new epoch
     // also goes to slot next.s1[q] of the work region
