@@ -54,6 +54,8 @@ def test_bad_configs_are_one_line_errors():
         run(engine="proram", n_blocks=1 << 20, block_size=1 << 20)
     with pytest.raises(ConfigError, match="n_blocks"):
         run(engine="proram", n_blocks=0, block_size=16)
+    with pytest.raises(ConfigError, match="pace_margin"):
+        run(engine="proram", n_blocks=4, block_size=16, pace_margin=-0.5)
 
 
 def test_redis_backend_started_by_the_test(redis_server):

@@ -2,14 +2,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 use veil_oram::crypto::{BlockKey, TAG_LEN};
-use veil_oram::proram::{region_slots, ProOram, ProOramConfig};
+use veil_oram::proram::{region_slots, ProOram, ProOramConfig, DEFAULT_PACE_MARGIN};
 use veil_oram::storage::{MemoryStorage, Storage};
 
 fn main() {
     let n: u64 = std::env::args().nth(1).map_or(4096, |s| s.parse().unwrap());
     let bs: usize = std::env::args().nth(2).map_or(262144, |s| s.parse().unwrap());
     let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(bs + TAG_LEN, &region_slots(n).unwrap()));
-    let cfg = ProOramConfig { block_size: bs, threads: 0, seed: Some(1), pace: true };
+    let cfg = ProOramConfig { block_size: bs, threads: 0, seed: Some(1), pace: true, pace_margin: DEFAULT_PACE_MARGIN };
     let o = ProOram::create(st, BlockKey::from_bytes([1; 16]), n, cfg, &|i, b| b[..8].copy_from_slice(&i.to_le_bytes())).unwrap();
     let t = o.geometry().epoch_len as usize;
     for k in 0..2 * t {

@@ -19,6 +19,9 @@ use std::time::Instant;
 fn d_true() -> bool {
     true
 }
+fn d_margin() -> f64 {
+    proram::DEFAULT_PACE_MARGIN
+}
 fn d_link() -> f64 {
     7.0
 }
@@ -56,6 +59,9 @@ pub struct RunConfig {
     pub redis: Option<String>,
     #[serde(default = "d_true")]
     pub pace: bool,
+    /// Headroom of the request schedule over the slowest recent shuffle.
+    #[serde(default = "d_margin")]
+    pub pace_margin: f64,
     /// Link bandwidth for the network share of latency, Mbit/s.
     #[serde(default = "d_link")]
     pub link_mbps: f64,
@@ -140,7 +146,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let (mut engine, storage) = match cfg.engine.as_str() {
         "proram" => {
             let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots(cfg.n_blocks)?)?;
-            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace };
+            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin };
             let master = BlockKey::random(&mut rng);
             (Engine::Pro(ProOram::create(st.clone(), master, cfg.n_blocks, pc, &fill)?), st)
         }

@@ -76,6 +76,16 @@ pub struct ProOramConfig {
     pub seed: Option<u64>,
     /// Make each access wait for its share of the shuffle (constant latency).
     pub pace: bool,
+    /// Headroom of the request schedule over the last shuffle's time (0.2: 20%). More keeps
+    /// latency flat through a slower epoch, at the price of a longer latency.
+    #[serde(default = "default_pace_margin")]
+    pub pace_margin: f64,
+}
+
+pub const DEFAULT_PACE_MARGIN: f64 = 0.2;
+
+fn default_pace_margin() -> f64 {
+    DEFAULT_PACE_MARGIN
 }
 
 const STATE: &str = "proram.state";
@@ -134,6 +144,8 @@ struct Inner {
     pending: Option<Pending>,
     /// the plaintext of the slot read last
     slot: Vec<u8>,
+    /// length of this epoch's request schedule, ns
+    schedule_total: u64,
     shuffles_started: u64,
     plan: Option<Plan>,
     shuffle_total: u64,
@@ -294,6 +306,7 @@ impl ProOram {
                 rng,
                 pending: None,
                 slot,
+                schedule_total: 0,
                 shuffles_started: 0,
                 plan: None,
                 shuffle_total: 1,
@@ -336,15 +349,19 @@ impl ProOram {
             self.hand_over(&mut g)?;
         }
         if self.cfg.pace {
-            // Request k (0-based) of the epoch is due when the shuffle, going at the speed
-            // measured on the last one, has done (k+1)/T of its work: the schedule spaces the
-            // requests evenly over the epoch. It is also held until that much work is really
-            // done, less a lag allowance that absorbs short stalls and shrinks to nothing at
-            // the last request, which thus waits for the whole shuffle.
+            // Request k (0-based) of the epoch is due (k+1)/T of the way through a schedule
+            // as long as the last shuffle plus a margin: the requests are spaced evenly, at a
+            // pace this shuffle keeps unless it is much slower than the last. A request is
+            // also held until (k+1)/T of this shuffle's work is really done, less a lag
+            // allowance that absorbs short stalls and shrinks to nothing at the last request,
+            // which thus waits for the whole shuffle. Once the shuffle is over nothing is left
+            // to wait for, and the epoch's remaining requests go at once. None of this depends
+            // on which blocks are asked for.
             let total = g.shuffle_total;
             let target = ((g.used + 1) * total).div_ceil(t);
             let slack = if t > 1 { 2 * total / t * (t - 1 - g.used) / (t - 1) } else { 0 };
-            let deadline = g.shuffle_t0 + std::time::Duration::from_nanos(target);
+            let due = ((g.used + 1) * g.schedule_total).div_ceil(t);
+            let deadline = g.shuffle_t0 + std::time::Duration::from_nanos(due);
             self.progress.wait_until(target.saturating_sub(slack), Some(deadline), &self.shuffle_done);
         }
         let cached = g.cache.contains_key(&id);
@@ -430,6 +447,7 @@ impl ProOram {
         let next = Epoch { number: g.epoch.number + 1, region: 1 - g.epoch.region, ctx: EPOCH_CTX, key: k3.clone(), pos: perm };
         let weights = *self.weights.lock().unwrap();
         g.shuffle_total = shuffle::total_ops(m as u64, stage1_from.is_some(), &weights);
+        g.schedule_total = (g.shuffle_total as f64 * (1.0 + self.cfg.pace_margin.max(0.0))) as u64;
         let weights_out = self.weights.clone();
         let dst_region = next.region;
         let storage = self.storage.clone();

@@ -8,7 +8,7 @@
 use crate::crypto::{BlockKey, KEY_LEN, TAG_LEN};
 use crate::data::synthetic_block;
 use crate::error::{OramError, Result};
-use crate::proram::{region_slots, ProOram, ProOramConfig};
+use crate::proram::{region_slots, ProOram, ProOramConfig, DEFAULT_PACE_MARGIN};
 use crate::redis::RedisStorage;
 use crate::storage::{FileStorage, Storage};
 use serde::{Deserialize, Serialize};
@@ -154,7 +154,7 @@ impl Store {
             // a read error leaves zeros; the manifest sizes were checked when it was built
             let _ = handles[k].read_exact_at(&mut buf[..len], off);
         };
-        let cfg = ProOramConfig { block_size, threads, seed: None, pace: true };
+        let cfg = ProOramConfig { block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN };
         let oram = ProOram::create(st, master, manifest.n_blocks, cfg, &fill)?;
         Ok(Self { oram, manifest, dir: dir.to_path_buf() })
     }
@@ -174,7 +174,7 @@ impl Store {
         let master = load_key(dir)?;
         let manifest: Manifest = serde_json::from_slice(&open_meta(&*st, &master, MANIFEST)?)
             .map_err(|e| OramError::Corrupt(format!("manifest unreadable: {e}")))?;
-        let cfg = ProOramConfig { block_size: manifest.block_size, threads, seed: None, pace: true };
+        let cfg = ProOramConfig { block_size: manifest.block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN };
         let oram = ProOram::open(st, master, cfg)?;
         Ok(Self { oram, manifest, dir: dir.to_path_buf() })
     }

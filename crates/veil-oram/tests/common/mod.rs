@@ -2,13 +2,13 @@
 use std::sync::Arc;
 use veil_oram::crypto::{BlockKey, TAG_LEN};
 use veil_oram::data::synthetic_block;
-use veil_oram::proram::{region_slots, ProOram, ProOramConfig};
+use veil_oram::proram::{region_slots, ProOram, ProOramConfig, DEFAULT_PACE_MARGIN};
 use veil_oram::storage::{MemoryStorage, Storage};
 
 pub const SEED: u64 = 11;
 
 pub fn cfg(block_size: usize, seed: u64) -> ProOramConfig {
-    ProOramConfig { block_size, threads: 2, seed: Some(seed), pace: true }
+    ProOramConfig { block_size, threads: 2, seed: Some(seed), pace: true, pace_margin: DEFAULT_PACE_MARGIN }
 }
 
 pub fn master() -> BlockKey {
