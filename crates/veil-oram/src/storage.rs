@@ -234,6 +234,23 @@ impl MemoryStorage {
     }
 }
 
+impl MemoryStorage {
+    /// Runs `f` on a slot's bytes in place, under the slot's lock, and logs the access.
+    fn lend(&self, actor: Actor, op: Op, region: u32, index: u64, f: &mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()> {
+        check(self.slot_size, &self.slots, region, index, self.slot_size)?;
+        let t0 = Instant::now();
+        let r = &self.regions[region as usize];
+        let g = r.locks[index as usize].lock().unwrap();
+        // the storage cost is the lock wait only: the caller's work on the bytes is its own
+        let wait = t0.elapsed();
+        // SAFETY: as in `read`.
+        let out = f(unsafe { r.slot(index, self.slot_size) });
+        drop(g);
+        self.log.record(actor, op, region, index, self.slot_size, Instant::now() - wait);
+        out
+    }
+}
+
 impl Storage for MemoryStorage {
     fn slot_size(&self) -> usize {
         self.slot_size
@@ -264,29 +281,10 @@ impl Storage for MemoryStorage {
         Ok(())
     }
     fn read_with(&self, actor: Actor, region: u32, index: u64, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        check(self.slot_size, &self.slots, region, index, self.slot_size)?;
-        let t0 = Instant::now();
-        let r = &self.regions[region as usize];
-        let g = r.locks[index as usize].lock().unwrap();
-        // the storage cost is the lock wait only: the caller's work on the bytes is its own
-        let wait = t0.elapsed();
-        // SAFETY: as in `read`.
-        let out = f(unsafe { r.slot(index, self.slot_size) });
-        drop(g);
-        self.log.record(actor, Op::Read, region, index, self.slot_size, Instant::now() - wait);
-        out
+        self.lend(actor, Op::Read, region, index, &mut |slot| f(slot))
     }
     fn write_with(&self, actor: Actor, region: u32, index: u64, f: &mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()> {
-        check(self.slot_size, &self.slots, region, index, self.slot_size)?;
-        let t0 = Instant::now();
-        let r = &self.regions[region as usize];
-        let g = r.locks[index as usize].lock().unwrap();
-        let wait = t0.elapsed();
-        // SAFETY: as in `read`.
-        let out = f(unsafe { r.slot(index, self.slot_size) });
-        drop(g);
-        self.log.record(actor, Op::Write, region, index, self.slot_size, Instant::now() - wait);
-        out
+        self.lend(actor, Op::Write, region, index, f)
     }
     fn sync(&self) -> Result<()> {
         Ok(())
