@@ -12,11 +12,13 @@ fn main() {
     let cfg = ProOramConfig { block_size: bs, threads: 0, seed: Some(1), pace: true, pace_margin: DEFAULT_PACE_MARGIN };
     let o = ProOram::create(st, BlockKey::from_bytes([1; 16]), n, cfg, &|i, b| b[..8].copy_from_slice(&i.to_le_bytes())).unwrap();
     let t = o.geometry().epoch_len as usize;
-    for k in 0..2 * t {
+    let epochs: usize = std::env::args().nth(3).map_or(4, |s| s.parse().unwrap());
+    let warm: usize = std::env::args().nth(4).map_or(2, |s| s.parse().unwrap());
+    for k in 0..warm * t {
         o.read(k as u64 % n).unwrap();
     }
     let mut lat = vec![Vec::new(); t];
-    for k in 0..4 * t {
+    for k in 0..epochs * t {
         let t0 = Instant::now();
         o.read((k as u64 * 7) % n).unwrap();
         lat[k % t].push(t0.elapsed().as_secs_f64() * 1e3);
@@ -24,4 +26,6 @@ fn main() {
     for (i, l) in lat.iter().enumerate() {
         println!("{i:3} {}", l.iter().map(|x| format!("{x:7.2}")).collect::<Vec<_>>().join(" "));
     }
+    let secs: Vec<String> = o.shuffle_seconds().iter().map(|s| format!("{:.0}", s * 1e3)).collect();
+    eprintln!("shuffle ms: {}", secs.join(" "));
 }

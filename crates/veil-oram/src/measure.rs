@@ -196,6 +196,11 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         let id = next_id(&mut rng)?;
         serve(&mut engine, id, k, &mut reply)?;
     }
+    // Counts start and end at shuffle boundaries: the shuffle runs up to an epoch ahead, so a
+    // window of requests would otherwise hold part of one more shuffle or one less.
+    if let Engine::Pro(e) = &engine {
+        e.wait_shuffle();
+    }
     let log = storage.log();
     let (b0r, b0w) = (log.bytes_read.load(Ordering::Relaxed), log.bytes_written.load(Ordering::Relaxed));
     let (c0, io0) = (CRYPTO_NS.load(Ordering::Relaxed), log.io_ns.load(Ordering::Relaxed));
@@ -230,6 +235,9 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     }
     let wall_s = wall.elapsed().as_secs_f64();
     let cpu_s = process_cpu_s() - cpu0;
+    if let Engine::Pro(e) = &engine {
+        e.wait_shuffle();
+    }
     let bytes = (log.bytes_read.load(Ordering::Relaxed) - b0r) + (log.bytes_written.load(Ordering::Relaxed) - b0w);
     let crypto = (CRYPTO_NS.load(Ordering::Relaxed) - c0) as f64 / 1e6;
     let io = (log.io_ns.load(Ordering::Relaxed) - io0) as f64 / 1e6;
@@ -242,6 +250,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             (per * 1e3 / g.epoch_len as f64, g.epoch_len, g.epoch_len, done.len() as u64)
         }
         _ => (0.0, 0, 0, 0),
+    };
+    // PRO-ORAM: each request's own slot plus its 1/T share of a whole shuffle (the window
+    // holds whole shuffles, though not always one per epoch)
+    let bytes_per_access = if epochs > 0 {
+        let slot = (cfg.block_size + TAG_LEN) as f64;
+        slot + (bytes as f64 - accesses as f64 * slot) / (epochs * epoch_len) as f64
+    } else {
+        bytes as f64 / accesses as f64
     };
     let mut sorted = lat.clone();
     sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -265,7 +281,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         network_ms,
         total_ms: server_ms + client_ms + network_ms,
         throughput_mbps: cfg.block_size as f64 * 8.0 / (server_ms / 1e3) / 1e6,
-        bytes_per_access: bytes as f64 / accesses as f64,
+        bytes_per_access,
         shuffle_ms_per_access: shuffle_ms,
         crypto_core_ms: crypto / accesses as f64,
         storage_core_ms: io / accesses as f64,

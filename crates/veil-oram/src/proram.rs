@@ -5,13 +5,14 @@
 //! reads exactly one slot: the requested block's slot if the block has not been read this
 //! epoch, else the next unused dummy's slot; blocks read this epoch stay in the access
 //! component's private cache (at most T blocks). Meanwhile the shuffle component builds the
-//! next epoch's copy in the other region from the current one; at the T-th request the
-//! current epoch hands over atomically: the new region is synced, the sealed state (epoch,
-//! region, key, position map) is replaced in one atomic metadata write, and the cache is
-//! cleared.
+//! next epochs' copies, up to one epoch ahead, in the two other epoch regions; at the T-th
+//! request the current epoch hands over atomically: the new region is synced, the sealed state
+//! (epoch, region, key, position map) is replaced in one atomic metadata write, and the cache
+//! is cleared.
 //!
-//! Pacing: access k of an epoch first waits until k/T of the shuffle's block operations are
-//! done, so each request carries an equal share of the shuffle and latency stays constant.
+//! Pacing: requests follow a clock whose period is the recent shuffle time plus a margin over
+//! T, and when the next epoch is not built yet, request k also waits until k/T of its shuffle
+//! is done, so latency stays constant while each request carries its share of the shuffle.
 
 use crate::clos;
 use crate::crypto::{slot_nonce, BlockKey, KEY_LEN, TAG_LEN};
@@ -126,8 +127,15 @@ struct Plan {
     route: Arc<ClosRoute>,
 }
 
-/// Regions 0 and 1 alternate as the served epoch; region 2 is the shuffle's work area.
-const WORK_REGION: u32 = 2;
+/// Regions 0, 1 and 2 rotate as the served epoch, the one ready after it and the one being
+/// shuffled; region 3 is the shuffle's work area.
+const EPOCH_REGIONS: u32 = 3;
+const WORK_REGION: u32 = 3;
+
+/// A finished shuffle's epoch, waiting for the served one to end.
+struct Ready {
+    next: Epoch,
+}
 
 struct Inner {
     epoch: Epoch,
@@ -142,10 +150,18 @@ struct Inner {
     dummies_used: u64,
     rng: StdRng,
     pending: Option<Pending>,
+    ready: Option<Ready>,
+    /// When the served epoch began: its requests are scheduled from here.
+    epoch_t0: std::time::Instant,
+    /// Time between requests this epoch, ns.
+    period: u64,
+    /// The last few steady-state shuffles' times, ns: the period follows their median, so one
+    /// slow shuffle (which the epoch built ahead absorbs) does not stretch it.
+    recent_shuffles: std::collections::VecDeque<u64>,
+    /// The epoch whose hand-over last added to `recent_shuffles`.
+    estimated_epoch: u64,
     /// the plaintext of the slot read last
     slot: Vec<u8>,
-    /// length of this epoch's request schedule, ns
-    schedule_total: u64,
     shuffles_started: u64,
     plan: Option<Plan>,
     shuffle_total: u64,
@@ -183,9 +199,9 @@ fn crash_if(fp: &Option<String>, here: &str) {
 }
 
 /// The slots each region needs for N blocks.
-pub fn region_slots(n_blocks: u64) -> Result<[u64; 3]> {
+pub fn region_slots(n_blocks: u64) -> Result<[u64; 4]> {
     let g = Geometry::new(n_blocks)?;
-    Ok([g.slots(), g.slots(), g.slots()])
+    Ok([g.slots(); 4])
 }
 
 fn rng_for(cfg: &ProOramConfig, salt: u64) -> StdRng {
@@ -305,8 +321,12 @@ impl ProOram {
                 dummies_used: 0,
                 rng,
                 pending: None,
+                ready: None,
+                epoch_t0: std::time::Instant::now(),
+                period: 0,
+                recent_shuffles: Default::default(),
+                estimated_epoch: 0,
                 slot,
-                schedule_total: 0,
                 shuffles_started: 0,
                 plan: None,
                 shuffle_total: 1,
@@ -343,26 +363,32 @@ impl ProOram {
         let mut g = self.inner.lock().unwrap();
         if g.used >= t {
             // the last hand-over failed: rebuild the next epoch now
-            if g.pending.is_none() {
+            if g.pending.is_none() && g.ready.is_none() {
                 self.start_shuffle(&mut g);
             }
             self.hand_over(&mut g)?;
         }
+        self.run_ahead(&mut g);
         if self.cfg.pace {
-            // Request k (0-based) of the epoch is due (k+1)/T of the way through a schedule
-            // as long as the last shuffle plus a margin: the requests are spaced evenly, at a
-            // pace this shuffle keeps unless it is much slower than the last. A request is
-            // also held until (k+1)/T of this shuffle's work is really done, less a lag
-            // allowance that absorbs short stalls and shrinks to nothing at the last request,
-            // which thus waits for the whole shuffle. Once the shuffle is over nothing is left
-            // to wait for, and the epoch's remaining requests go at once. None of this depends
-            // on which blocks are asked for.
-            let total = g.shuffle_total;
-            let target = ((g.used + 1) * total).div_ceil(t);
-            let slack = if t > 1 { 2 * total / t * (t - 1 - g.used) / (t - 1) } else { 0 };
-            let due = ((g.used + 1) * g.schedule_total).div_ceil(t);
-            let deadline = g.shuffle_t0 + std::time::Duration::from_nanos(due);
-            self.progress.wait_until(target.saturating_sub(slack), Some(deadline), &self.shuffle_done);
+            // Request k (0-based) of the epoch is due k+1 periods after the epoch began; the
+            // period is the running estimate of a shuffle's time plus a margin, over T. While
+            // the next epoch is already built the clock alone paces the requests. Otherwise a
+            // request is also held until (k+1)/T of the shuffle building it is done, less a
+            // lag allowance that absorbs short stalls and shrinks to nothing at the last
+            // request, which thus waits for the whole shuffle. None of this depends on which
+            // blocks are asked for.
+            let deadline = g.epoch_t0 + std::time::Duration::from_nanos((g.used + 1) * g.period);
+            if g.ready.is_some() {
+                let now = std::time::Instant::now();
+                if deadline > now {
+                    std::thread::sleep(deadline - now);
+                }
+            } else {
+                let total = g.shuffle_total;
+                let target = ((g.used + 1) * total).div_ceil(t);
+                let slack = if t > 1 { 2 * total / t * (t - 1 - g.used) / (t - 1) } else { 0 };
+                self.progress.wait_until(target.saturating_sub(slack), Some(deadline), &self.shuffle_done);
+            }
         }
         let cached = g.cache.contains_key(&id);
         let item = if cached {
@@ -444,10 +470,13 @@ impl ProOram {
         for (item, &slot) in perm.iter().enumerate() {
             dest2[slot as usize] = perm2[item];
         }
-        let next = Epoch { number: g.epoch.number + 1, region: 1 - g.epoch.region, ctx: EPOCH_CTX, key: k3.clone(), pos: perm };
+        // The new epoch follows the ready one if there is one, else the served one, and takes
+        // the region after its predecessor's: the three rotate whatever the timing, and the
+        // served and ready epochs are never overwritten.
+        let (base, base_region) = g.ready.as_ref().map_or((g.epoch.number, g.epoch.region), |r| (r.next.number, r.next.region));
+        let next = Epoch { number: base + 1, region: (base_region + 1) % EPOCH_REGIONS, ctx: EPOCH_CTX, key: k3.clone(), pos: perm };
         let weights = *self.weights.lock().unwrap();
         g.shuffle_total = shuffle::total_ops(m as u64, stage1_from.is_some(), &weights);
-        g.schedule_total = (g.shuffle_total as f64 * (1.0 + self.cfg.pace_margin.max(0.0))) as u64;
         let weights_out = self.weights.clone();
         let dst_region = next.region;
         let storage = self.storage.clone();
@@ -480,6 +509,7 @@ impl ProOram {
         let master = self.master.clone();
         let k1n_job = k1n.clone();
         let buffers = self.buffers.clone();
+        let with_stage1 = stage1_from.is_some();
         let handle = std::thread::spawn(move || {
             let t0 = std::time::Instant::now();
             put_state(&*storage, &master, &state)?;
@@ -513,6 +543,7 @@ impl ProOram {
                         w.per_slot[k] = ((t * 1e9 / m as f64) as u64).max(1);
                     }
                 }
+                w.steady = !with_stage1;
                 let staged: f64 = stage_secs.iter().sum();
                 w.overhead = ((t0.elapsed().as_secs_f64() - staged).max(0.0) * 1e9) as u64;
             }
@@ -524,26 +555,83 @@ impl ProOram {
     }
 
     /// Epoch switch. The new copy is already durable (the shuffle synced it); the next
-    /// shuffle's first act is one atomic metadata write naming the new epoch, and only then does
-    /// it overwrite the old epoch's region. A crash before that write restarts from the old
-    /// epoch (its region untouched), after it from the new one; the fsyncs stay off the
-    /// request path.
+    /// shuffle's first act is one atomic metadata write naming the served epoch, and only then
+    /// does it overwrite a region that is neither served nor ready. A crash before that write
+    /// restarts from an older epoch (its region untouched), after it from the newer one; the
+    /// fsyncs stay off the request path.
     fn hand_over(&self, g: &mut Inner) -> Result<()> {
-        let p = g.pending.take().ok_or_else(|| OramError::Io("no shuffle under way".into()))?;
-        let route = p.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
+        let was_ready = g.ready.is_some();
+        let next = match g.ready.take() {
+            Some(r) => r.next,
+            None => {
+                let p = g.pending.take().ok_or_else(|| OramError::Io("no shuffle under way".into()))?;
+                let route = p.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
+                g.plan = Some(Plan { perm: p.plan.0, k1: p.plan.1, route });
+                p.next
+            }
+        };
         // only hand-overs after the first (recovery) one count as crash points
         let armed = g.epoch.number > 0 && g.used > 0;
         if armed {
             crash_if(&self.failpoint, "handover-before-state");
         }
-        g.epoch = p.next;
-        g.plan = Some(Plan { perm: p.plan.0, k1: p.plan.1, route });
+        g.epoch = next;
         g.cache.clear();
         g.slab_used = 0;
         g.used = 0;
         g.dummies_used = 0;
-        self.start_shuffle(g);
+        // the period follows the median of the last three steady-state shuffles (one that also
+        // ran stage 1 on fresh memory, after create or open, says nothing about the next ones)
+        let w = *self.weights.lock().unwrap();
+        let m = self.geom.slots();
+        if w.steady && g.epoch.number > g.estimated_epoch {
+            g.estimated_epoch = g.epoch.number;
+            g.recent_shuffles.push_back(shuffle::total_ops(m, false, &w));
+            if g.recent_shuffles.len() > 3 {
+                g.recent_shuffles.pop_front();
+            }
+        }
+        let mut recent: Vec<u64> = g.recent_shuffles.iter().copied().collect();
+        recent.sort_unstable();
+        let estimate = match recent.len() {
+            0 => shuffle::total_ops(m, true, &w),
+            k => recent[(k - 1) / 2],
+        } as f64;
+        // The period changes in steps, so that latency stays flat between them: up at once
+        // when the shuffle fell behind (this hand-over had to wait for it) or is clearly
+        // slower, down only when it is clearly faster; in between the epoch built ahead
+        // absorbs the shuffle's ups and downs.
+        let want = (estimate * (1.0 + self.cfg.pace_margin.max(0.0)) / self.geom.epoch_len as f64) as u64;
+        let p = g.period as f64;
+        if g.period == 0 || !was_ready || want as f64 > 1.1 * p || (want as f64) < 0.85 * p {
+            g.period = want;
+        }
+        g.epoch_t0 = std::time::Instant::now();
+        self.run_ahead(g);
+        if g.pending.is_none() && g.ready.is_none() {
+            self.start_shuffle(g);
+        }
         Ok(())
+    }
+
+    /// Keeps the shuffle one epoch ahead: a finished shuffle's epoch becomes the ready one,
+    /// and while a region is free the next shuffle starts at once instead of at the epoch's
+    /// end, so a slow shuffle borrows time a fast one saved. A failed shuffle is dropped; the
+    /// hand-over then rebuilds from the served epoch.
+    fn run_ahead(&self, g: &mut Inner) {
+        if g.ready.is_none() && g.pending.as_ref().is_some_and(|p| p.handle.is_finished()) {
+            let p = g.pending.take().unwrap();
+            match p.handle.join() {
+                Ok(Ok(route)) => {
+                    g.plan = Some(Plan { perm: p.plan.0, k1: p.plan.1, route });
+                    g.ready = Some(Ready { next: p.next });
+                }
+                _ => g.plan = None,
+            }
+        }
+        if g.pending.is_none() && g.ready.is_some() && g.plan.is_some() {
+            self.start_shuffle(g);
+        }
     }
 
     /// Wall-clock seconds of each completed shuffle (route computation included).
@@ -570,10 +658,9 @@ impl ProOram {
         (g.epoch.region, g.epoch.pos[id as usize] as u64)
     }
 
-    /// Test hook: wait until the background shuffle has finished, so that a trace taken
-    /// afterwards does not depend on how far the scheduler let it run.
-    #[doc(hidden)]
-    pub fn debug_wait_shuffle(&self) {
+    /// Waits until the shuffle in flight has finished, so that a trace or a byte count taken
+    /// afterwards holds whole shuffles, however far the scheduler let it run.
+    pub fn wait_shuffle(&self) {
         while !self.shuffle_done.load(Ordering::SeqCst) {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
@@ -607,11 +694,24 @@ pub struct ProOramStats {
     pub geometry: Geometry,
 }
 
+/// The shuffle is throughput work beside latency-critical requests on the same few cores: its
+/// threads run at nice 10, so that a request waking on the schedule gets a core at once
+/// instead of after a scheduler time slice. Linux keeps nice values per thread; elsewhere this
+/// does nothing.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on the calling thread (who = 0) only changes its scheduling weight.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
 fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {
     let n = if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .thread_name(|i| format!("oram-shuffle-{i}"))
+        .start_handler(|_| lower_priority())
         .build()
         .map_err(|e| OramError::Config(format!("thread pool: {e}")))
 }
@@ -626,7 +726,7 @@ fn check_storage(s: &dyn Storage, g: &Geometry, block_size: usize) -> Result<()>
             s.slot_size()
         )));
     }
-    for r in 0..3 {
+    for r in 0..=WORK_REGION {
         if s.region_slots(r) < g.slots() {
             return Err(OramError::Config(format!("storage region {r} has {} slots, need {}", s.region_slots(r), g.slots())));
         }

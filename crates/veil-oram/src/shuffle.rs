@@ -128,12 +128,14 @@ pub struct Weights {
     pub per_slot: [u64; 3],
     /// The rest of a shuffle's wall time (route tables, state record, final sync), in ns.
     pub overhead: u64,
+    /// Measured on a steady-state shuffle (not one that also ran stage 1 on fresh memory).
+    pub steady: bool,
 }
 
 impl Default for Weights {
     fn default() -> Self {
         // before any measurement: stage 3 also seals and writes the next shuffle's stage 1
-        Self { per_slot: [4000, 4000, 7000], overhead: 0 }
+        Self { per_slot: [4000, 4000, 7000], overhead: 0, steady: false }
     }
 }
 

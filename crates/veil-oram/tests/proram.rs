@@ -75,7 +75,7 @@ fn access_trace(pattern: &str, epochs: u64, seed: u64) -> (Vec<u64>, Vec<(Op, u3
     let t = o.geometry().epoch_len;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     // the traces start and end at shuffle boundaries, wherever the scheduler let it run
-    o.debug_wait_shuffle();
+    o.wait_shuffle();
     st.log().set_enabled(true);
     st.log().drain();
     for k in 0..epochs * t {
@@ -86,7 +86,7 @@ fn access_trace(pattern: &str, epochs: u64, seed: u64) -> (Vec<u64>, Vec<(Op, u3
         };
         o.read(id).unwrap();
     }
-    o.debug_wait_shuffle();
+    o.wait_shuffle();
     let log = st.log().drain();
     let acc = log.iter().filter(|x| x.actor == Actor::Access).map(|x| x.index).collect();
     let shuf: Vec<_> = log.iter().filter(|x| x.actor == Actor::Shuffle).map(|x| (x.op, x.region, x.index)).collect();
@@ -126,16 +126,47 @@ fn access_sequence_is_independent_of_requests() {
     assert!(p_joint > 1e-3, "rank/slot histograms differ: p={p_joint}");
     // within-epoch repeats would show up as equal consecutive slots: there are none
     assert!(a.chunks(t as usize).all(|e| e.iter().collect::<HashSet<_>>().len() == t as usize));
-    // one whole shuffle per epoch, each at least five passes over the slots, identical traces
-    assert_eq!(sa.len() as u64 % epochs, 0, "a partial shuffle in the trace");
-    assert!(sa.len() as u64 >= epochs * 5 * m, "shuffle trace too short: {}", sa.len());
-    assert!(sa == sb, "shuffle trace depends on the requests");
+    // whole shuffles, at least one per epoch of at least five passes over the slots each; the
+    // shuffle runs up to one epoch ahead, so one run may hold one more shuffle than the other
+    let common = sa.len().min(sb.len());
+    assert!(common as u64 >= epochs * 5 * m, "shuffle trace too short: {common}");
+    assert!(sa[..common] == sb[..common], "shuffle trace depends on the requests");
 
     // negative control: the plain store's slots are the ids, and the test rejects it
     let plain_a: Vec<u64> = vec![5; a.len()];
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let plain_b: Vec<u64> = (0..b.len()).map(|_| rng.gen_range(0..64)).collect();
     assert!(homogeneity_p(&hist(&plain_a), &hist(&plain_b)) < 1e-6);
+}
+
+/// The shuffle runs up to an epoch ahead in the regions that are not being served: no shuffle
+/// write ever lands in the served epoch's region between its first and last read, and the
+/// epochs rotate through three regions.
+#[test]
+fn run_ahead_never_writes_the_served_region() {
+    let n = 64;
+    let (o, st) = memory_store(n, 32, 9);
+    let t = o.geometry().epoch_len as usize;
+    st.log().set_enabled(true);
+    st.log().drain();
+    for k in 0..30 * t as u64 {
+        o.read(k * 7 % n).unwrap();
+    }
+    let log = st.log().drain();
+    let reads: Vec<usize> = (0..log.len()).filter(|&i| log[i].actor == Actor::Access).collect();
+    assert_eq!(reads.len(), 30 * t);
+    let mut regions = Vec::new();
+    for epoch in reads.chunks(t) {
+        let region = log[epoch[0]].region;
+        assert!(epoch.iter().all(|&i| log[i].region == region), "an epoch read two regions");
+        let (first, last) = (epoch[0], *epoch.last().unwrap());
+        assert!(
+            !log[first..=last].iter().any(|x| x.actor == Actor::Shuffle && x.op == Op::Write && x.region == region),
+            "the shuffle wrote the served region {region}"
+        );
+        regions.push(region);
+    }
+    assert!(regions.windows(2).all(|w| w[1] == (w[0] + 1) % 3), "epoch regions: {regions:?}");
 }
 
 #[test]

@@ -14,7 +14,7 @@ register_component("oram.engine", "proram", doc="PRO-ORAM: square-root layout, o
 register_component("oram.engine", "pathoram", doc="Path ORAM, Z=4, encrypted buckets, stash, position map")
 register_component("oram.engine", "plain", doc="plain encrypted reads (not oblivious): the lower bound")
 
-MAX_BYTES = 7 << 30
+MAX_BYTES = 10 << 30
 
 
 class AccessConfig(ExperimentConfig):
@@ -40,7 +40,7 @@ class AccessConfig(ExperimentConfig):
 def access(cfg: AccessConfig) -> dict:
     n, b = cfg.n_blocks, cfg.block_size
     slots = n + 2 * int(n ** 0.5 + 2)
-    footprint = 3 * slots * b if cfg.engine == "proram" else (3 * n * b if cfg.engine == "pathoram" else n * b)
+    footprint = 4 * slots * b if cfg.engine == "proram" else (3 * n * b if cfg.engine == "pathoram" else n * b)
     if footprint > MAX_BYTES:
         raise ConfigError(f"n_blocks x block_size: the {cfg.engine} store would take {footprint >> 20} MiB "
                           f"of memory, above {MAX_BYTES >> 20} MiB")
