@@ -602,10 +602,17 @@ impl ProOram {
         // slower, down only when it is clearly faster; in between the epoch built ahead
         // absorbs the shuffle's ups and downs.
         let want = (estimate * (1.0 + self.cfg.pace_margin.max(0.0)) / self.geom.epoch_len as f64) as u64;
-        let p = g.period as f64;
-        if g.period == 0 || !was_ready || want as f64 > 1.1 * p || (want as f64) < 0.85 * p {
-            g.period = want;
-        }
+        let p = g.period;
+        g.period = if p == 0 {
+            want
+        } else if !was_ready {
+            // behind even with the epoch built ahead used up: at least a tenth slower
+            want.max(p + p / 10)
+        } else if want > p + p / 10 || want < p - p * 3 / 20 {
+            want
+        } else {
+            p
+        };
         g.epoch_t0 = std::time::Instant::now();
         self.run_ahead(g);
         if g.pending.is_none() && g.ready.is_none() {
