@@ -77,8 +77,9 @@ pub struct ProOramConfig {
     pub seed: Option<u64>,
     /// Make each access wait for its share of the shuffle (constant latency).
     pub pace: bool,
-    /// Headroom of the request schedule over the last shuffle's time (0.2: 20%). More keeps
-    /// latency flat through a slower epoch, at the price of a longer latency.
+    /// Headroom of the request clock over the recent shuffle time (0.2: 20%): the period is
+    /// (1 + margin) times the median of the last three shuffles over T. More keeps latency
+    /// flat through slower shuffles, at the price of a longer latency.
     #[serde(default = "default_pace_margin")]
     pub pace_margin: f64,
 }
