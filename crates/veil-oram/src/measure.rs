@@ -59,7 +59,7 @@ pub struct RunConfig {
     pub redis: Option<String>,
     #[serde(default = "d_true")]
     pub pace: bool,
-    /// Headroom of the request schedule over the slowest recent shuffle.
+    /// Headroom of the request clock over the recent shuffle time (see `ProOramConfig`).
     #[serde(default = "d_margin")]
     pub pace_margin: f64,
     /// Link bandwidth for the network share of latency, Mbit/s.

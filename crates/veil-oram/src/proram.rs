@@ -121,6 +121,14 @@ struct Pending {
     plan: (Vec<u32>, Arc<BlockKey>),
 }
 
+impl Pending {
+    /// Joins the shuffle: the epoch it built and the plan for the shuffle after it.
+    fn finish(self) -> Result<(Epoch, Plan)> {
+        let route = self.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
+        Ok((self.next, Plan { perm: self.plan.0, k1: self.plan.1, route }))
+    }
+}
+
 /// The next shuffle, already begun: its stage 1 sits in the work region.
 struct Plan {
     perm: Vec<u32>,
@@ -132,11 +140,6 @@ struct Plan {
 /// shuffled; region 3 is the shuffle's work area.
 const EPOCH_REGIONS: u32 = 3;
 const WORK_REGION: u32 = 3;
-
-/// A finished shuffle's epoch, waiting for the served one to end.
-struct Ready {
-    next: Epoch,
-}
 
 struct Inner {
     epoch: Epoch,
@@ -151,7 +154,8 @@ struct Inner {
     dummies_used: u64,
     rng: StdRng,
     pending: Option<Pending>,
-    ready: Option<Ready>,
+    /// A finished shuffle's epoch, waiting for the served one to end.
+    ready: Option<Epoch>,
     /// When the served epoch began: its requests are scheduled from here.
     epoch_t0: std::time::Instant,
     /// Time between requests this epoch, ns.
@@ -159,15 +163,13 @@ struct Inner {
     /// The last few steady-state shuffles' times, ns: the period follows their median, so one
     /// slow shuffle (which the epoch built ahead absorbs) does not stretch it.
     recent_shuffles: std::collections::VecDeque<u64>,
-    /// The epoch whose hand-over last added to `recent_shuffles`.
-    estimated_epoch: u64,
+    /// Completed shuffles when `recent_shuffles` last took one: each is counted once.
+    sampled_shuffles: usize,
     /// the plaintext of the slot read last
     slot: Vec<u8>,
     shuffles_started: u64,
     plan: Option<Plan>,
     shuffle_total: u64,
-    /// When the running shuffle was started: the epoch's requests are scheduled from here.
-    shuffle_t0: std::time::Instant,
 }
 
 pub struct ProOram {
@@ -326,12 +328,11 @@ impl ProOram {
                 epoch_t0: std::time::Instant::now(),
                 period: 0,
                 recent_shuffles: Default::default(),
-                estimated_epoch: 0,
+                sampled_shuffles: 0,
                 slot,
                 shuffles_started: 0,
                 plan: None,
                 shuffle_total: 1,
-                shuffle_t0: std::time::Instant::now(),
             }),
         };
         {
@@ -474,7 +475,7 @@ impl ProOram {
         // The new epoch follows the ready one if there is one, else the served one, and takes
         // the region after its predecessor's: the three rotate whatever the timing, and the
         // served and ready epochs are never overwritten.
-        let (base, base_region) = g.ready.as_ref().map_or((g.epoch.number, g.epoch.region), |r| (r.next.number, r.next.region));
+        let (base, base_region) = g.ready.as_ref().map_or((g.epoch.number, g.epoch.region), |r| (r.number, r.region));
         let next = Epoch { number: base + 1, region: (base_region + 1) % EPOCH_REGIONS, ctx: EPOCH_CTX, key: k3.clone(), pos: perm };
         let weights = *self.weights.lock().unwrap();
         g.shuffle_total = shuffle::total_ops(m as u64, stage1_from.is_some(), &weights);
@@ -488,7 +489,6 @@ impl ProOram {
         let secs = self.shuffle_secs.clone();
         self.progress.reset();
         done.store(false, Ordering::SeqCst);
-        g.shuffle_t0 = std::time::Instant::now();
         g.shuffles_started += 1;
         // not the recovery shuffle run by `open`: crash while an epoch is being served
         let crash_at = if self.failpoint.as_deref() == Some("shuffle-stage2") && g.shuffles_started >= 2 {
@@ -563,12 +563,12 @@ impl ProOram {
     fn hand_over(&self, g: &mut Inner) -> Result<()> {
         let was_ready = g.ready.is_some();
         let next = match g.ready.take() {
-            Some(r) => r.next,
+            Some(epoch) => epoch,
             None => {
                 let p = g.pending.take().ok_or_else(|| OramError::Io("no shuffle under way".into()))?;
-                let route = p.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
-                g.plan = Some(Plan { perm: p.plan.0, k1: p.plan.1, route });
-                p.next
+                let (epoch, plan) = p.finish()?;
+                g.plan = Some(plan);
+                epoch
             }
         };
         // only hand-overs after the first (recovery) one count as crash points
@@ -585,8 +585,9 @@ impl ProOram {
         // ran stage 1 on fresh memory, after create or open, says nothing about the next ones)
         let w = *self.weights.lock().unwrap();
         let m = self.geom.slots();
-        if w.steady && g.epoch.number > g.estimated_epoch {
-            g.estimated_epoch = g.epoch.number;
+        let completed = self.shuffle_secs.lock().unwrap().len();
+        if w.steady && completed > g.sampled_shuffles {
+            g.sampled_shuffles = completed;
             g.recent_shuffles.push_back(shuffle::total_ops(m, false, &w));
             if g.recent_shuffles.len() > 3 {
                 g.recent_shuffles.pop_front();
@@ -628,13 +629,12 @@ impl ProOram {
     /// hand-over then rebuilds from the served epoch.
     fn run_ahead(&self, g: &mut Inner) {
         if g.ready.is_none() && g.pending.as_ref().is_some_and(|p| p.handle.is_finished()) {
-            let p = g.pending.take().unwrap();
-            match p.handle.join() {
-                Ok(Ok(route)) => {
-                    g.plan = Some(Plan { perm: p.plan.0, k1: p.plan.1, route });
-                    g.ready = Some(Ready { next: p.next });
+            match g.pending.take().unwrap().finish() {
+                Ok((epoch, plan)) => {
+                    g.plan = Some(plan);
+                    g.ready = Some(epoch);
                 }
-                _ => g.plan = None,
+                Err(_) => g.plan = None,
             }
         }
         if g.pending.is_none() && g.ready.is_some() && g.plan.is_some() {
