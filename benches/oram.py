@@ -41,6 +41,9 @@ def bench(ctx):
     ctx.log(f"PRO-ORAM p50 {pro['server_p50_ms']:.2f} ms, p99 {pro['server_p99_ms']:.2f} ms, "
             f"{pro['threads']} shuffle threads, {pro['epochs']} epochs timed; "
             f"total at 7 Mbps {pro['total_ms']:.0f} ms per access")
+    ctx.log(f"PRO-ORAM request clock: period {pro['period_min_ms']:.2f}-{pro['period_max_ms']:.2f} ms, "
+            f"{pro['late_handovers']} hand-overs had to wait for the shuffle (a moved period or a late "
+            "hand-over is where p99 above p50 comes from)")
     cores = os.cpu_count() or 1
     load1 = os.getloadavg()[0]
     ctx.log(f"machine: {cores} cores, load average {load0:.1f} before / {load1:.1f} after; with other jobs "

@@ -101,6 +101,12 @@ pub struct RunResult {
     /// the request costs in cores, unlike wall time also when other jobs share the machine.
     pub cpu_ms_per_access: f64,
     pub private_cache_blocks: u64,
+    /// PRO-ORAM's request clock over the timed requests: its shortest and longest period, ms,
+    /// and the hand-overs that had to wait for the shuffle. A period that moved, or a late
+    /// hand-over, is where a p99 above p50 comes from.
+    pub period_min_ms: f64,
+    pub period_max_ms: f64,
+    pub late_handovers: u64,
     pub epoch_len: u64,
     pub epochs: u64,
     pub threads: usize,
@@ -205,11 +211,20 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let (b0r, b0w) = (log.bytes_read.load(Ordering::Relaxed), log.bytes_written.load(Ordering::Relaxed));
     let (c0, io0) = (CRYPTO_NS.load(Ordering::Relaxed), log.io_ns.load(Ordering::Relaxed));
     let shuffles0 = match &engine {
-        Engine::Pro(e) => e.shuffle_seconds().len(),
-        _ => 0,
+        Engine::Pro(e) => e.shuffle_times(),
+        _ => Default::default(),
     };
     let cpu0 = process_cpu_s();
     let mut lat = Vec::with_capacity(accesses as usize);
+    let clock = |engine: &Engine| match engine {
+        Engine::Pro(e) => {
+            let s = e.stats();
+            (s.period_ms, s.late_handovers)
+        }
+        _ => (0.0, 0),
+    };
+    let (period0, late0) = clock(&engine);
+    let (mut period_min, mut period_max) = (period0, period0);
     let mut client_s = 0.0;
     let wall = Instant::now();
     for k in 0..accesses {
@@ -221,6 +236,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             Err(e) => return Err(e),
         }
         lat.push(t.elapsed().as_secs_f64() * 1e3);
+        let (period, _) = clock(&engine);
+        (period_min, period_max) = (period_min.min(period), period_max.max(period));
         if cfg.verify {
             // the client's work: open the session-sealed reply
             let tc = Instant::now();
@@ -234,6 +251,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         }
     }
     let wall_s = wall.elapsed().as_secs_f64();
+    let late_handovers = clock(&engine).1 - late0;
     let cpu_s = process_cpu_s() - cpu0;
     if let Engine::Pro(e) = &engine {
         e.wait_shuffle();
@@ -243,11 +261,11 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let io = (log.io_ns.load(Ordering::Relaxed) - io0) as f64 / 1e6;
     let (shuffle_ms, cache, epoch_len, epochs) = match &engine {
         Engine::Pro(e) => {
-            let s = e.shuffle_seconds();
-            let done = &s[shuffles0.min(s.len())..];
-            let per = if done.is_empty() { 0.0 } else { done.iter().sum::<f64>() / done.len() as f64 };
+            let s = e.shuffle_times();
+            let done = s.completed - shuffles0.completed;
+            let per = if done == 0 { 0.0 } else { (s.total_secs - shuffles0.total_secs) / done as f64 };
             let g = e.geometry();
-            (per * 1e3 / g.epoch_len as f64, g.epoch_len, g.epoch_len, done.len() as u64)
+            (per * 1e3 / g.epoch_len as f64, g.epoch_len, g.epoch_len, done)
         }
         _ => (0.0, 0, 0, 0),
     };
@@ -287,6 +305,9 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         storage_core_ms: io / accesses as f64,
         cpu_ms_per_access: cpu_s * 1e3 / accesses as f64,
         private_cache_blocks: cache,
+        period_min_ms: period_min,
+        period_max_ms: period_max,
+        late_handovers,
         epoch_len,
         epochs,
         threads,

@@ -208,3 +208,25 @@ fn file_store_survives_a_crash_mid_shuffle_and_reopens() {
     assert!(matches!(ProOram::open(st, master(), cfg(bs + 1, 1)).err().unwrap(), OramError::Config(_)));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The shuffle's threads run under SCHED_IDLE, so a paced reply due now preempts them at once.
+#[cfg(target_os = "linux")]
+#[test]
+fn shuffle_threads_yield_to_requests() {
+    let (o, _) = memory_store(64, 32, 3);
+    o.read(1).unwrap();
+    let mut policies = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with("oram-shuffle-") {
+            continue;
+        }
+        // the thread may have ended (another test's pool) between the listing and this read
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else { continue };
+        // fields after the parenthesised name; the policy is field 41 of stat(5)
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        policies.push(rest.split_whitespace().nth(41 - 3).unwrap().parse::<u32>().unwrap());
+    }
+    assert!(!policies.is_empty(), "no shuffle threads found");
+    assert!(policies.iter().all(|&p| p == 5), "policies {policies:?}, SCHED_IDLE is 5");
+}

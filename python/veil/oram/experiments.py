@@ -30,7 +30,7 @@ class AccessConfig(ExperimentConfig):
         "memory", description="untrusted storage: RAM, a data directory (a temporary one, fsync'd), or Redis")
     redis: str = Field("127.0.0.1:6379", description="host:port of the Redis server (backend = redis)")
     pace: bool = Field(True, description="each request waits for its share of the shuffle (constant latency)")
-    pace_margin: float = Field(0.2, ge=0, le=4, description="headroom of the request clock over the recent "
+    pace_margin: float = Field(0.15, ge=0, le=4, description="headroom of the request clock over the recent "
                                                              "shuffle time (more: flatter latency, longer)")
     link_mbps: float = Field(7.0, ge=0, description="link bandwidth for the network share of latency (0: none)")
 
