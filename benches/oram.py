@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from veil.core import register_benchmark
-from veil.oram.engine import run
+from veil.oram.engine import run, steady_warmup
 
 N, B = 4096, 256 * 1024
 
@@ -16,9 +16,9 @@ def bench(ctx):
     load0 = os.getloadavg()[0]
     base = {"n_blocks": N, "block_size": B, "seed": 1, "verify": True, "link_mbps": 7.0}
     plain = run({**base, "engine": "plain", "accesses": 256, "warmup": 16})
-    # six untimed epochs first: every region has been written once (first touches are slow)
-    # and the request period follows three steady shuffles
-    pro = run({**base, "engine": "proram", "accesses": 512, "warmup": 384})
+    # untimed epochs first: every region has been written once (first touches are slow) and
+    # the request clock follows a full history of steady shuffles
+    pro = run({**base, "engine": "proram", "accesses": 512, "warmup": steady_warmup(N)})
     path = run({**base, "engine": "pathoram", "accesses": 48, "warmup": 8})
     for r in (plain, pro, path):
         if r["errors"]:
