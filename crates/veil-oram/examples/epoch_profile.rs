@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 use veil_oram::crypto::{BlockKey, TAG_LEN};
-use veil_oram::proram::{region_slots, ProOram, ProOramConfig, DEFAULT_PACE_MARGIN};
+use veil_oram::proram::{region_slots, ProOram, ProOramConfig, DEFAULT_PACE_MARGIN, DEFAULT_RUN_AHEAD};
 use veil_oram::storage::{MemoryStorage, Storage};
 
 fn arg<T: std::str::FromStr>(i: usize, default: T) -> T {
@@ -14,7 +14,7 @@ fn arg<T: std::str::FromStr>(i: usize, default: T) -> T {
 fn main() {
     let (n, bs, epochs, warm): (u64, usize, usize, usize) = (arg(1, 4096), arg(2, 262144), arg(3, 8), arg(4, 6));
     let margin: f64 = arg(5, DEFAULT_PACE_MARGIN);
-    let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(bs + TAG_LEN, &region_slots(n).unwrap()));
+    let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
     let cfg = ProOramConfig { block_size: bs, threads: 0, seed: Some(1), pace: true, pace_margin: margin };
     let o = ProOram::create(st, BlockKey::from_bytes([1; 16]), n, cfg, &|i, b| b[..8].copy_from_slice(&i.to_le_bytes())).unwrap();
     let t = o.geometry().epoch_len as usize;
@@ -24,7 +24,7 @@ fn main() {
     let mut all = Vec::new();
     // latency over the period in epochs whose next epoch was built ahead: the clock's own jitter
     let mut clocked = Vec::new();
-    println!("epoch period_ms ahead   min    p50    max  (ms)");
+    println!("epoch period_ms ahead    min    p50    max  (ms)");
     for e in 0..epochs {
         let s = o.stats();
         let mut lat = Vec::with_capacity(t);
@@ -34,14 +34,14 @@ fn main() {
             lat.push(t0.elapsed().as_secs_f64() * 1e3);
         }
         all.extend_from_slice(&lat);
-        if s.next_epoch_ready {
+        if s.epochs_ready > 0 {
             clocked.extend(lat.iter().map(|x| x / s.period_ms));
         }
         if std::env::var("VEIL_PROFILE_STALLS").is_ok() && lat.iter().cloned().fold(0.0, f64::max) > 3.0 * s.period_ms {
             eprintln!("epoch {} stall: {}", s.epoch, lat.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(" "));
         }
         lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        println!("{:5} {:9.2} {:5} {:6.2} {:6.2} {:6.2}", s.epoch, s.period_ms, s.next_epoch_ready, lat[0], lat[t / 2], lat[t - 1]);
+        println!("{:5} {:9.2} {:5} {:6.2} {:6.2} {:6.2}", s.epoch, s.period_ms, s.epochs_ready, lat[0], lat[t / 2], lat[t - 1]);
     }
     all.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let q = |p: f64| all[((p * (all.len() - 1) as f64).round() as usize).min(all.len() - 1)];

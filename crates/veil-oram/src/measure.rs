@@ -22,6 +22,9 @@ fn d_true() -> bool {
 fn d_margin() -> f64 {
     proram::DEFAULT_PACE_MARGIN
 }
+fn d_run_ahead() -> u32 {
+    proram::DEFAULT_RUN_AHEAD
+}
 fn d_link() -> f64 {
     7.0
 }
@@ -62,6 +65,9 @@ pub struct RunConfig {
     /// Headroom of the request clock over the recent shuffle time (see `ProOramConfig`).
     #[serde(default = "d_margin")]
     pub pace_margin: f64,
+    /// PRO-ORAM: epochs the shuffle may have built ahead (storage holds run_ahead + 2 copies).
+    #[serde(default = "d_run_ahead")]
+    pub run_ahead: u32,
     /// Link bandwidth for the network share of latency, Mbit/s.
     #[serde(default = "d_link")]
     pub link_mbps: f64,
@@ -151,7 +157,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5EED);
     let (mut engine, storage) = match cfg.engine.as_str() {
         "proram" => {
-            let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots(cfg.n_blocks)?)?;
+            let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots(cfg.n_blocks, cfg.run_ahead)?)?;
             let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin };
             let master = BlockKey::random(&mut rng);
             (Engine::Pro(ProOram::create(st.clone(), master, cfg.n_blocks, pc, &fill)?), st)

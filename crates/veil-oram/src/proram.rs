@@ -5,12 +5,12 @@
 //! reads exactly one slot: the requested block's slot if the block has not been read this
 //! epoch, else the next unused dummy's slot; blocks read this epoch stay in the access
 //! component's private cache (at most T blocks). Meanwhile the shuffle component builds the
-//! next epochs' copies, up to one epoch ahead, in the two other epoch regions; at the T-th
+//! next epochs' copies, up to `run_ahead` epochs ahead, in the other epoch regions; at the T-th
 //! request the current epoch hands over atomically: the new region is synced, the sealed state
 //! (epoch, region, key, position map) is replaced in one atomic metadata write, and the cache
 //! is cleared.
 //!
-//! Pacing: requests follow a clock whose period is the recent shuffle time plus a margin over
+//! Pacing: replies follow a clock whose period is the recent shuffle time plus a margin over
 //! T, and when the next epoch is not built yet, request k also waits until k/T of its shuffle
 //! is done, so latency stays constant while each request carries its share of the shuffle.
 
@@ -136,10 +136,13 @@ struct Plan {
     route: Arc<ClosRoute>,
 }
 
-/// Regions 0, 1 and 2 rotate as the served epoch, the one ready after it and the one being
-/// shuffled; region 3 is the shuffle's work area.
-const EPOCH_REGIONS: u32 = 3;
-const WORK_REGION: u32 = 3;
+/// Epochs the shuffle may have built ahead of the served one. The storage's layout fixes it:
+/// of R = run_ahead + 2 regions, the first R - 1 rotate as the served epoch, the epochs built
+/// ahead and the one being built (a shuffle starts only while one of them is free), and the
+/// last is the shuffle's work area. Stores made before this was configurable have 4 regions,
+/// i.e. run_ahead 2.
+pub const DEFAULT_RUN_AHEAD: u32 = 3;
+pub const MAX_RUN_AHEAD: u32 = 4;
 
 struct Inner {
     epoch: Epoch,
@@ -154,8 +157,8 @@ struct Inner {
     dummies_used: u64,
     rng: StdRng,
     pending: Option<Pending>,
-    /// A finished shuffle's epoch, waiting for the served one to end.
-    ready: Option<Epoch>,
+    /// Finished shuffles' epochs, oldest first, waiting for the served one to end.
+    ready: std::collections::VecDeque<Epoch>,
     /// When the served epoch began: its requests are scheduled from here.
     epoch_t0: std::time::Instant,
     /// Time between requests this epoch, ns.
@@ -166,7 +169,7 @@ struct Inner {
     /// Hand-overs that had to wait for the shuffle (the epoch built ahead was used up).
     late_handovers: u64,
     /// Regions a shuffle of this process has written.
-    written: [bool; 4],
+    written: Vec<bool>,
     plan: Option<Plan>,
     shuffle_total: u64,
 }
@@ -174,6 +177,8 @@ struct Inner {
 pub struct ProOram {
     storage: Arc<dyn Storage>,
     geom: Geometry,
+    /// Regions holding epochs (the work region is the one after them).
+    epoch_regions: u32,
     cfg: ProOramConfig,
     master: Arc<BlockKey>,
     pool: Arc<rayon::ThreadPool>,
@@ -200,10 +205,14 @@ fn crash_if(fp: &Option<String>, here: &str) {
     }
 }
 
-/// The slots each region needs for N blocks.
-pub fn region_slots(n_blocks: u64) -> Result<[u64; 4]> {
+/// The storage regions (slots in each) for N blocks with the shuffle up to `run_ahead` epochs
+/// ahead of the served one.
+pub fn region_slots(n_blocks: u64, run_ahead: u32) -> Result<Vec<u64>> {
+    if !(1..=MAX_RUN_AHEAD).contains(&run_ahead) {
+        return Err(OramError::Config(format!("run_ahead {run_ahead} must be in 1..={MAX_RUN_AHEAD}")));
+    }
     let g = Geometry::new(n_blocks)?;
-    Ok([g.slots(); 4])
+    Ok(vec![g.slots(); run_ahead as usize + 2])
 }
 
 fn rng_for(cfg: &ProOramConfig, salt: u64) -> StdRng {
@@ -287,7 +296,7 @@ impl ProOram {
             )));
         }
         let geom = st.geometry;
-        check_storage(&*storage, &geom, cfg.block_size)?;
+        let regions = check_storage(&*storage, &geom, cfg.block_size)?;
         if st.pos.len() as u64 != geom.slots() {
             return Err(OramError::Corrupt("PRO-ORAM position map has the wrong length".into()));
         }
@@ -304,6 +313,7 @@ impl ProOram {
         let this = Self {
             storage,
             geom,
+            epoch_regions: regions - 1,
             cfg,
             master: Arc::new(master),
             pool,
@@ -323,13 +333,13 @@ impl ProOram {
                 dummies_used: 0,
                 rng,
                 pending: None,
-                ready: None,
+                ready: Default::default(),
                 epoch_t0: std::time::Instant::now(),
                 period: 0,
                 slot,
                 shuffles_started: 0,
                 late_handovers: 0,
-                written: [false; 4],
+                written: vec![false; regions as usize],
                 plan: None,
                 shuffle_total: 1,
             }),
@@ -364,7 +374,7 @@ impl ProOram {
         let mut g = self.inner.lock().unwrap();
         if g.used >= t {
             // the last hand-over failed: rebuild the next epoch now
-            if g.pending.is_none() && g.ready.is_none() {
+            if g.pending.is_none() && g.ready.is_empty() {
                 self.start_shuffle(&mut g);
             }
             self.hand_over(&mut g, std::time::Instant::now())?;
@@ -379,7 +389,7 @@ impl ProOram {
         // shrinks to nothing at the last request, which thus waits for the whole shuffle (the
         // hand-over joins it). None of this depends on which blocks are asked for.
         let due = g.epoch_t0 + std::time::Duration::from_nanos((g.used + 1) * g.period);
-        let share = if g.ready.is_none() {
+        let share = if g.ready.is_empty() {
             let total = g.shuffle_total;
             let target = ((g.used + 1) * total).div_ceil(t);
             let slack = if t > 1 { 2 * total / t * (t - 1 - g.used) / (t - 1) } else { 0 };
@@ -475,11 +485,12 @@ impl ProOram {
         for (item, &slot) in perm.iter().enumerate() {
             dest2[slot as usize] = perm2[item];
         }
-        // The new epoch follows the ready one if there is one, else the served one, and takes
-        // the region after its predecessor's: the three rotate whatever the timing, and the
-        // served and ready epochs are never overwritten.
-        let (base, base_region) = g.ready.as_ref().map_or((g.epoch.number, g.epoch.region), |r| (r.number, r.region));
-        let next = Epoch { number: base + 1, region: (base_region + 1) % EPOCH_REGIONS, ctx: EPOCH_CTX, key: k3.clone(), pos: perm };
+        // The new epoch follows the last one built if there is one, else the served one, and
+        // takes the region after its predecessor's: the epoch regions rotate whatever the
+        // timing, and the served and built epochs are never overwritten (`run_ahead` starts a
+        // shuffle only while a region is free).
+        let (base, base_region) = g.ready.back().map_or((g.epoch.number, g.epoch.region), |r| (r.number, r.region));
+        let next = Epoch { number: base + 1, region: (base_region + 1) % self.epoch_regions, ctx: EPOCH_CTX, key: k3.clone(), pos: perm };
         let weights = *self.weights.lock().unwrap();
         g.shuffle_total = shuffle::total_ops(m as u64, stage1_from.is_some(), &weights);
         let weights_out = self.weights.clone();
@@ -518,7 +529,8 @@ impl ProOram {
         // memory (or extend files) and run several times slower.
         let steady = stage1_from.is_none() && g.written[dst_region as usize];
         g.written[dst_region as usize] = true;
-        g.written[WORK_REGION as usize] = true;
+        let work_region = self.work_region();
+        g.written[work_region as usize] = true;
         let handle = std::thread::spawn(move || {
             let t0 = std::time::Instant::now();
             put_state(&*storage, &master, &state)?;
@@ -535,7 +547,7 @@ impl ProOram {
             progress.add(weights.overhead);
             let job = ShuffleJob {
                 stage1_from,
-                work_region: WORK_REGION,
+                work_region,
                 dst_region,
                 keys: [k1, k2, k3],
                 route,
@@ -570,12 +582,12 @@ impl ProOram {
     /// `due`: when the epoch ending now was due to end; the next one's clock starts there, or
     /// when its copy is ready if that is later.
     fn hand_over(&self, g: &mut Inner, due: std::time::Instant) -> Result<()> {
-        let was_ready = g.ready.is_some();
+        let was_ready = !g.ready.is_empty();
         // (not the one `open` makes: there is nothing to be ahead of yet)
         if !was_ready && g.shuffles_started > 1 {
             g.late_handovers += 1;
         }
-        let next = match g.ready.take() {
+        let next = match g.ready.pop_front() {
             Some(epoch) => epoch,
             None => {
                 let p = g.pending.take().ok_or_else(|| OramError::Io("no shuffle under way".into()))?;
@@ -630,29 +642,40 @@ impl ProOram {
             g.period
         };
         self.run_ahead(g);
-        if g.pending.is_none() && g.ready.is_none() {
+        if g.pending.is_none() && g.ready.is_empty() {
             self.start_shuffle(g);
         }
         Ok(())
     }
 
-    /// Keeps the shuffle one epoch ahead: a finished shuffle's epoch becomes the ready one,
-    /// and while a region is free the next shuffle starts at once instead of at the epoch's
-    /// end, so a slow shuffle borrows time a fast one saved. A failed shuffle is dropped; the
-    /// hand-over then rebuilds from the served epoch.
+    /// Keeps the shuffle ahead: a finished shuffle's epoch joins the built ones, and while an
+    /// epoch region is free the next shuffle starts at once instead of at the epoch's end, so
+    /// a slow shuffle spends time fast ones saved. A failed shuffle is dropped; the hand-over
+    /// then rebuilds from the served epoch.
     fn run_ahead(&self, g: &mut Inner) {
-        if g.ready.is_none() && g.pending.as_ref().is_some_and(|p| p.handle.is_finished()) {
+        if g.pending.as_ref().is_some_and(|p| p.handle.is_finished()) {
             match g.pending.take().unwrap().finish() {
                 Ok((epoch, plan)) => {
                     g.plan = Some(plan);
-                    g.ready = Some(epoch);
+                    g.ready.push_back(epoch);
                 }
                 Err(_) => g.plan = None,
             }
         }
-        if g.pending.is_none() && g.ready.is_some() && g.plan.is_some() {
+        // the served epoch, the built ones and the one to build must fit the epoch regions
+        let free = (g.ready.len() as u32 + 2) <= self.epoch_regions;
+        if g.pending.is_none() && g.plan.is_some() && free {
             self.start_shuffle(g);
         }
+    }
+
+    fn work_region(&self) -> u32 {
+        self.epoch_regions
+    }
+
+    /// Epochs the shuffle may have built ahead of the served one (from the storage's layout).
+    pub fn run_ahead_limit(&self) -> u32 {
+        self.epoch_regions - 1
     }
 
     /// Completed shuffles and their wall-clock times (route computation included).
@@ -670,7 +693,7 @@ impl ProOram {
             key_fingerprint: g.epoch.key.fingerprint(),
             geometry: self.geom,
             period_ms: g.period as f64 / 1e6,
-            next_epoch_ready: g.ready.is_some(),
+            epochs_ready: g.ready.len() as u64,
             late_handovers: g.late_handovers,
         }
     }
@@ -760,8 +783,8 @@ pub struct ProOramStats {
     pub geometry: Geometry,
     /// The request clock's period this epoch (followed only with `pace`).
     pub period_ms: f64,
-    /// Whether the next epoch is already built (the shuffle is running one ahead).
-    pub next_epoch_ready: bool,
+    /// Epochs already built after the served one (the shuffle runs ahead).
+    pub epochs_ready: u64,
     /// Hand-overs so far that had to wait for the shuffle: the epoch built ahead was used up.
     pub late_handovers: u64,
 }
@@ -810,7 +833,9 @@ fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {
         .map_err(|e| OramError::Config(format!("thread pool: {e}")))
 }
 
-fn check_storage(s: &dyn Storage, g: &Geometry, block_size: usize) -> Result<()> {
+/// Checks the storage fits the store and returns how many regions of it the store uses:
+/// all the leading regions big enough, at most `MAX_RUN_AHEAD + 2`.
+fn check_storage(s: &dyn Storage, g: &Geometry, block_size: usize) -> Result<u32> {
     if block_size == 0 {
         return Err(OramError::Config("block_size must be positive".into()));
     }
@@ -820,12 +845,15 @@ fn check_storage(s: &dyn Storage, g: &Geometry, block_size: usize) -> Result<()>
             s.slot_size()
         )));
     }
-    for r in 0..=WORK_REGION {
-        if s.region_slots(r) < g.slots() {
-            return Err(OramError::Config(format!("storage region {r} has {} slots, need {}", s.region_slots(r), g.slots())));
-        }
+    let regions = (0..MAX_RUN_AHEAD + 2).take_while(|&r| s.region_slots(r) >= g.slots()).count() as u32;
+    if regions < 3 {
+        return Err(OramError::Config(format!(
+            "storage region {regions} has {} slots, need {} in each of at least 3 regions",
+            s.region_slots(regions),
+            g.slots()
+        )));
     }
-    Ok(())
+    Ok(regions)
 }
 
 fn put_state(s: &dyn Storage, master: &BlockKey, st: &SealedState) -> Result<()> {

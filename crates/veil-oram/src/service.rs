@@ -8,7 +8,7 @@
 use crate::crypto::{BlockKey, KEY_LEN, TAG_LEN};
 use crate::data::synthetic_block;
 use crate::error::{OramError, Result};
-use crate::proram::{region_slots, ProOram, ProOramConfig, DEFAULT_PACE_MARGIN};
+use crate::proram::{region_slots, ProOram, ProOramConfig, DEFAULT_PACE_MARGIN, DEFAULT_RUN_AHEAD};
 use crate::redis::RedisStorage;
 use crate::storage::{FileStorage, Storage};
 use serde::{Deserialize, Serialize};
@@ -119,7 +119,7 @@ impl Store {
             }
         };
         std::fs::create_dir_all(dir)?;
-        let slots = region_slots(manifest.n_blocks)?;
+        let slots = region_slots(manifest.n_blocks, DEFAULT_RUN_AHEAD)?;
         let st: Arc<dyn Storage> = match redis {
             None => Arc::new(FileStorage::create(dir, block_size + TAG_LEN, &slots)?),
             Some(addr) => {

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use veil_oram::crypto::TAG_LEN;
 use veil_oram::data::check_block;
-use veil_oram::proram::{region_slots, Geometry, ProOram};
-use veil_oram::storage::{Actor, FileStorage, Op, Storage};
+use veil_oram::proram::{region_slots, Geometry, ProOram, ProOramConfig, DEFAULT_RUN_AHEAD};
+use veil_oram::storage::{Actor, FileStorage, MemoryStorage, Op, Storage};
 use veil_oram::OramError;
 
 #[test]
@@ -68,7 +68,7 @@ fn one_read_per_request_each_slot_once_per_epoch_fresh_keys() {
 fn access_trace(pattern: &str, epochs: u64, seed: u64) -> (Vec<u64>, Vec<(Op, u32, u64)>, u64) {
     let n = 64;
     // one shuffle thread: the shuffle's trace is then a fixed sequence, compared exactly
-    let st: Arc<dyn Storage> = Arc::new(veil_oram::storage::MemoryStorage::new(16 + TAG_LEN, &region_slots(n).unwrap()));
+    let st: Arc<dyn Storage> = Arc::new(veil_oram::storage::MemoryStorage::new(16 + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
     let mut c = cfg(16, seed);
     c.threads = 1;
     let o = ProOram::create(st.clone(), master(), n, c, &fill).unwrap();
@@ -139,19 +139,26 @@ fn access_sequence_is_independent_of_requests() {
     assert!(homogeneity_p(&hist(&plain_a), &hist(&plain_b)) < 1e-6);
 }
 
-/// The shuffle runs up to an epoch ahead in the regions that are not being served: no shuffle
-/// write ever lands in the served epoch's region between its first and last read, and the
-/// epochs rotate through three regions.
+/// The shuffle runs up to `run_ahead` epochs ahead in the regions that are not being served:
+/// no shuffle write ever lands in the served epoch's region between its first and last read,
+/// the epochs rotate through run_ahead + 1 regions, and the shuffle does get that far ahead.
 #[test]
 fn run_ahead_never_writes_the_served_region() {
     let n = 64;
-    let (o, st) = memory_store(n, 32, 9);
+    let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(32 + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
+    // a clock twice as slow as the shuffle, so that it gets ahead within a few epochs even on
+    // a busy machine
+    let o = ProOram::create(st.clone(), master(), n, ProOramConfig { pace_margin: 1.0, ..cfg(32, 9) }, &fill).unwrap();
     let t = o.geometry().epoch_len as usize;
     st.log().set_enabled(true);
     st.log().drain();
+    let mut most_ready = 0;
     for k in 0..30 * t as u64 {
         o.read(k * 7 % n).unwrap();
+        most_ready = most_ready.max(o.stats().epochs_ready);
     }
+    assert_eq!(o.run_ahead_limit(), DEFAULT_RUN_AHEAD);
+    assert_eq!(most_ready, DEFAULT_RUN_AHEAD as u64, "the shuffle never got run_ahead epochs ahead");
     let log = st.log().drain();
     let reads: Vec<usize> = (0..log.len()).filter(|&i| log[i].actor == Actor::Access).collect();
     assert_eq!(reads.len(), 30 * t);
@@ -166,7 +173,8 @@ fn run_ahead_never_writes_the_served_region() {
         );
         regions.push(region);
     }
-    assert!(regions.windows(2).all(|w| w[1] == (w[0] + 1) % 3), "epoch regions: {regions:?}");
+    let rotation = DEFAULT_RUN_AHEAD + 1;
+    assert!(regions.windows(2).all(|w| w[1] == (w[0] + 1) % rotation), "epoch regions: {regions:?}");
 }
 
 #[test]
@@ -187,7 +195,7 @@ fn file_store_survives_a_crash_mid_shuffle_and_reopens() {
     let n = 200;
     let bs = 64;
     {
-        let st: Arc<dyn Storage> = Arc::new(FileStorage::create(&dir, bs + TAG_LEN, &region_slots(n).unwrap()).unwrap());
+        let st: Arc<dyn Storage> = Arc::new(FileStorage::create(&dir, bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()).unwrap());
         let o = ProOram::create(st, master(), n, cfg(bs, 4), &fill).unwrap();
         for id in 0..20 {
             assert!(check_block(SEED, id, &o.read(id).unwrap()));

@@ -5,7 +5,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use veil_oram::crypto::TAG_LEN;
 use veil_oram::data::check_block;
-use veil_oram::proram::{region_slots, ProOram};
+use veil_oram::proram::{region_slots, ProOram, DEFAULT_RUN_AHEAD};
 use veil_oram::redis::RedisStorage;
 use veil_oram::storage::{Actor, Storage};
 use veil_oram::OramError;
@@ -50,7 +50,7 @@ fn proram_on_redis_serves_and_detects_tampering() {
     let addr = format!("127.0.0.1:{port}");
     let n = 120;
     let bs = 100;
-    let st: Arc<dyn Storage> = Arc::new(RedisStorage::connect(&addr, "t", bs + TAG_LEN, &region_slots(n).unwrap()).unwrap());
+    let st: Arc<dyn Storage> = Arc::new(RedisStorage::connect(&addr, "t", bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()).unwrap());
     let o = ProOram::create(st.clone(), master(), n, cfg(bs, 1), &fill).unwrap();
     st.log().set_enabled(true);
     for k in 0..300u64 {
@@ -60,7 +60,7 @@ fn proram_on_redis_serves_and_detects_tampering() {
     assert_eq!(st.log().drain().iter().filter(|e| e.actor == Actor::Access).count(), 300);
     // a second handle on the same keys reopens the store
     drop(o);
-    let st2: Arc<dyn Storage> = Arc::new(RedisStorage::connect(&addr, "t", bs + TAG_LEN, &region_slots(n).unwrap()).unwrap());
+    let st2: Arc<dyn Storage> = Arc::new(RedisStorage::connect(&addr, "t", bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()).unwrap());
     let o2 = ProOram::open(st2.clone(), master(), cfg(bs, 2)).unwrap();
     assert!(check_block(SEED, 7, &o2.read(7).unwrap()));
     let (r, s) = o2.debug_slot_of(5);

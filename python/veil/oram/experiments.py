@@ -14,7 +14,8 @@ register_component("oram.engine", "proram", doc="PRO-ORAM: square-root layout, o
 register_component("oram.engine", "pathoram", doc="Path ORAM, Z=4, encrypted buckets, stash, position map")
 register_component("oram.engine", "plain", doc="plain encrypted reads (not oblivious): the lower bound")
 
-MAX_BYTES = 10 << 30
+# a guard against a mistyped size; the --full reproducer's largest PRO-ORAM point takes 11 GB
+MAX_BYTES = 12 << 30
 
 
 class AccessConfig(ExperimentConfig):
@@ -32,6 +33,8 @@ class AccessConfig(ExperimentConfig):
     pace: bool = Field(True, description="each request waits for its share of the shuffle (constant latency)")
     pace_margin: float = Field(0.15, ge=0, le=4, description="headroom of the request clock over the recent "
                                                              "shuffle time (more: flatter latency, longer)")
+    run_ahead: int = Field(3, ge=1, le=4, description="PRO-ORAM: epochs the shuffle may have built ahead of the "
+                                                       "served one (storage holds run_ahead + 2 copies)")
     link_mbps: float = Field(7.0, ge=0, description="link bandwidth for the network share of latency (0: none)")
 
 
@@ -40,7 +43,7 @@ class AccessConfig(ExperimentConfig):
 def access(cfg: AccessConfig) -> dict:
     n, b = cfg.n_blocks, cfg.block_size
     slots = n + 2 * int(n ** 0.5 + 2)
-    footprint = 4 * slots * b if cfg.engine == "proram" else (3 * n * b if cfg.engine == "pathoram" else n * b)
+    footprint = (cfg.run_ahead + 2) * slots * b if cfg.engine == "proram" else (3 * n * b if cfg.engine == "pathoram" else n * b)
     if footprint > MAX_BYTES:
         raise ConfigError(f"n_blocks x block_size: the {cfg.engine} store would take {footprint >> 20} MiB "
                           f"of memory, above {MAX_BYTES >> 20} MiB")
@@ -50,7 +53,7 @@ def access(cfg: AccessConfig) -> dict:
         "engine": cfg.engine, "n_blocks": n, "block_size": b, "accesses": cfg.accesses, "warmup": warm,
         "threads": cfg.threads, "seed": cfg.seed, "pattern": cfg.pattern, "backend": cfg.backend,
         "redis": cfg.redis if cfg.backend == "redis" else None,
-        "pace": cfg.pace, "pace_margin": cfg.pace_margin, "link_mbps": cfg.link_mbps, "verify": True,
+        "pace": cfg.pace, "pace_margin": cfg.pace_margin, "run_ahead": cfg.run_ahead, "link_mbps": cfg.link_mbps, "verify": True,
     }
     if cfg.backend != "file":
         return run(point)

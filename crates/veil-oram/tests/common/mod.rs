@@ -2,7 +2,7 @@
 use std::sync::Arc;
 use veil_oram::crypto::{BlockKey, TAG_LEN};
 use veil_oram::data::synthetic_block;
-use veil_oram::proram::{region_slots, ProOram, ProOramConfig, DEFAULT_PACE_MARGIN};
+use veil_oram::proram::{region_slots, ProOram, ProOramConfig, DEFAULT_PACE_MARGIN, DEFAULT_RUN_AHEAD};
 use veil_oram::storage::{MemoryStorage, Storage};
 
 pub const SEED: u64 = 11;
@@ -20,7 +20,7 @@ pub fn fill(i: u64, b: &mut [u8]) {
 }
 
 pub fn memory_store(n: u64, bs: usize, seed: u64) -> (ProOram, Arc<dyn Storage>) {
-    let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(bs + TAG_LEN, &region_slots(n).unwrap()));
+    let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
     (ProOram::create(st.clone(), master(), n, cfg(bs, seed), &fill).unwrap(), st)
 }
 
