@@ -166,7 +166,7 @@ struct Inner {
     /// the plaintext of the slot read last
     slot: Vec<u8>,
     shuffles_started: u64,
-    /// Hand-overs that had to wait for the shuffle (the epoch built ahead was used up).
+    /// Hand-overs that had to wait for the shuffle (the epochs built ahead were used up).
     late_handovers: u64,
     /// Regions a shuffle of this process has written.
     written: Vec<bool>,
@@ -439,7 +439,8 @@ impl ProOram {
         if g.used == t {
             // the new epoch's clock runs on from this request's due time; on failure the next
             // request retries the hand-over before it is served
-            let _ = self.hand_over(&mut g, due);
+            let start = if self.cfg.pace { due } else { std::time::Instant::now() };
+            let _ = self.hand_over(&mut g, start);
         } else if self.cfg.pace {
             if let Some(share) = share {
                 self.progress.wait_for(share, &self.shuffle_done);
@@ -608,9 +609,8 @@ impl ProOram {
         g.used = 0;
         g.dummies_used = 0;
         // The period follows the median of the recent steady-state shuffles (see `steady` in
-        // `start_shuffle`): on
-        // a machine whose speed wanders, the last shuffle or two is a poor guide, and every
-        // change of the period is itself a change in latency.
+        // `start_shuffle`): on a machine whose speed wanders, the last shuffle or two is a poor
+        // guide, and every change of the period is itself a change in latency.
         let w = *self.weights.lock().unwrap();
         let (estimate, samples) = {
             let times = self.shuffle_times.lock().unwrap();
@@ -623,7 +623,7 @@ impl ProOram {
         // when the shuffle fell behind (this hand-over had to wait for it), otherwise only
         // when it has drifted (a tenth up, 15% down), and then by at most MAX_STEP, since a
         // step is the latency's p99 over p50 for whoever measures across it; in between, the
-        // epoch built ahead absorbs the shuffle's ups and downs. Until a few steady shuffles
+        // epochs built ahead absorb the shuffle's ups and downs. Until a few steady shuffles
         // have been timed the estimate is a first guess (the shuffles after create or open
         // touch fresh memory and run several times slower), and the period just follows it.
         let want = (estimate * (1.0 + self.cfg.pace_margin.max(0.0)) / self.geom.epoch_len as f64) as u64;
@@ -631,7 +631,7 @@ impl ProOram {
         g.period = if samples < 3 {
             want
         } else if !was_ready {
-            // Behind, with the epoch built ahead used up. Not as slow as the shuffle just waited
+            // Behind, with the epochs built ahead used up. Not as slow as the shuffle just waited
             // for: one slow shuffle among normal ones is the common case on a shared machine,
             // and a period set by it (2x, once) stays high for epochs; a lasting slowdown
             // raises the median within a few epochs anyway.
@@ -785,7 +785,7 @@ pub struct ProOramStats {
     pub period_ms: f64,
     /// Epochs already built after the served one (the shuffle runs ahead).
     pub epochs_ready: u64,
-    /// Hand-overs so far that had to wait for the shuffle: the epoch built ahead was used up.
+    /// Hand-overs so far that had to wait for the shuffle: the epochs built ahead were used up.
     pub late_handovers: u64,
 }
 
@@ -807,8 +807,8 @@ fn sleep_until(due: std::time::Instant) {
 /// The shuffle is throughput work beside latency-critical requests on the same few cores: its
 /// threads run under SCHED_IDLE, so that a request waking on the schedule takes a core at once
 /// (the kernel preempts an idle-policy thread on every wake-up of a normal one) instead of
-/// after a time slice. At nice 10 the reply left 0.5-1 ms late often enough to put p99 at
-/// 1.09-1.10 of the period on an otherwise quiet 2-core machine; under SCHED_IDLE at 1.003-1.007.
+/// after a time slice. At nice 10 the reply left 0.5-1 ms late often enough to put its p99 at
+/// 1.10-1.16 of the period on an otherwise quiet 2-core machine; under SCHED_IDLE at 1.003-1.007.
 /// The price: a busy normal-priority process in the same scheduling group (the same session,
 /// where the kernel groups by session) takes the shuffle's cores, and the clock then slows
 /// the requests down with it. Linux keeps the policy per thread; elsewhere this does nothing,
