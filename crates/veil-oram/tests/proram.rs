@@ -142,10 +142,17 @@ fn access_sequence_is_independent_of_requests() {
 /// The shuffle runs up to `run_ahead` epochs ahead in the regions that are not being served:
 /// no shuffle write ever lands in the served epoch's region between its first and last read,
 /// the epochs rotate through run_ahead + 1 regions, and the shuffle does get that far ahead.
+/// Depth 2 is the layout of stores made before the depth was configurable (4 regions).
 #[test]
 fn run_ahead_never_writes_the_served_region() {
+    for ahead in [1, 2, DEFAULT_RUN_AHEAD] {
+        run_ahead_case(ahead);
+    }
+}
+
+fn run_ahead_case(ahead: u32) {
     let n = 64;
-    let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(32 + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
+    let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(32 + TAG_LEN, &region_slots(n, ahead).unwrap()));
     // a clock twice as slow as the shuffle, so that it gets ahead within a few epochs even on
     // a busy machine
     let o = ProOram::create(st.clone(), master(), n, ProOramConfig { pace_margin: 1.0, ..cfg(32, 9) }, &fill).unwrap();
@@ -154,11 +161,12 @@ fn run_ahead_never_writes_the_served_region() {
     st.log().drain();
     let mut most_ready = 0;
     for k in 0..30 * t as u64 {
-        o.read(k * 7 % n).unwrap();
+        let id = k * 7 % n;
+        assert!(check_block(SEED, id, &o.read(id).unwrap()), "run_ahead {ahead}: block {id} wrong");
         most_ready = most_ready.max(o.stats().epochs_ready);
     }
-    assert_eq!(o.run_ahead_limit(), DEFAULT_RUN_AHEAD);
-    assert_eq!(most_ready, DEFAULT_RUN_AHEAD as u64, "the shuffle never got run_ahead epochs ahead");
+    assert_eq!(o.run_ahead_limit(), ahead);
+    assert_eq!(most_ready, ahead as u64, "the shuffle never got {ahead} epochs ahead");
     let log = st.log().drain();
     let reads: Vec<usize> = (0..log.len()).filter(|&i| log[i].actor == Actor::Access).collect();
     assert_eq!(reads.len(), 30 * t);
@@ -169,12 +177,12 @@ fn run_ahead_never_writes_the_served_region() {
         let (first, last) = (epoch[0], *epoch.last().unwrap());
         assert!(
             !log[first..=last].iter().any(|x| x.actor == Actor::Shuffle && x.op == Op::Write && x.region == region),
-            "the shuffle wrote the served region {region}"
+            "run_ahead {ahead}: the shuffle wrote the served region {region}"
         );
         regions.push(region);
     }
-    let rotation = DEFAULT_RUN_AHEAD + 1;
-    assert!(regions.windows(2).all(|w| w[1] == (w[0] + 1) % rotation), "epoch regions: {regions:?}");
+    let rotation = ahead + 1;
+    assert!(regions.windows(2).all(|w| w[1] == (w[0] + 1) % rotation), "run_ahead {ahead}: epoch regions {regions:?}");
 }
 
 #[test]
