@@ -82,23 +82,17 @@ pub trait Storage: Send + Sync {
     /// Lends one slot's stored bytes to `f`. Backends that hold slots in memory lend them in
     /// place, so that a caller decrypting out of place never copies the ciphertext first.
     fn read_with(&self, actor: Actor, region: u32, index: u64, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        thread_local!(static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
-        SCRATCH.with(|s| {
-            let mut b = s.borrow_mut();
-            b.resize(self.slot_size(), 0);
-            self.read(actor, region, index, &mut b)?;
-            f(&b)
+        with_scratch(self.slot_size(), |b| {
+            self.read(actor, region, index, b)?;
+            f(b)
         })
     }
     /// Lets `f` fill one slot, then stores it: in place where slots are in memory, so a
     /// caller encrypting out of place writes its ciphertext straight into storage.
     fn write_with(&self, actor: Actor, region: u32, index: u64, f: &mut dyn FnMut(&mut [u8]) -> Result<()>) -> Result<()> {
-        thread_local!(static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
-        SCRATCH.with(|s| {
-            let mut b = s.borrow_mut();
-            b.resize(self.slot_size(), 0);
-            f(&mut b)?;
-            self.write(actor, region, index, &b)
+        with_scratch(self.slot_size(), |b| {
+            f(b)?;
+            self.write(actor, region, index, b)
         })
     }
     /// Makes every completed write durable.
@@ -130,6 +124,18 @@ fn check(slot_size: usize, slots: &[u64], region: u32, index: u64, len: usize) -
         return Err(OramError::Io(format!("buffer of {len} bytes for slots of {slot_size}")));
     }
     Ok(())
+}
+
+/// Runs `f` on this thread's scratch slot of `len` bytes: the default `read_with` and
+/// `write_with` of backends that cannot lend their slots in place go through it, without an
+/// allocation per access. Not re-entrant: `f` must not use storage on this thread.
+fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    thread_local!(static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
+    SCRATCH.with(|s| {
+        let mut b = s.borrow_mut();
+        b.resize(len, 0);
+        f(&mut b)
+    })
 }
 
 /// Copies a slot out to untrusted memory with non-temporal stores: nothing reads it back soon,

@@ -14,10 +14,14 @@ from veil.core import ConfigError, VeilError
 STEADY_EPOCHS = 20
 
 
+def epoch_len(n_blocks: int) -> int:
+    """PRO-ORAM's requests per epoch, T = ceil(sqrt N)."""
+    return int((n_blocks - 1) ** 0.5) + 1
+
+
 def steady_warmup(n_blocks: int) -> int:
     """Requests before a PRO-ORAM store of n_blocks serves at its steady-state clock."""
-    t = int((n_blocks - 1) ** 0.5) + 1
-    return STEADY_EPOCHS * t
+    return STEADY_EPOCHS * epoch_len(n_blocks)
 
 
 def native():

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from veil.core import ComponentName, ConfigError, ExperimentConfig, register_component, register_experiment
-from veil.oram.engine import run
+from veil.oram.engine import epoch_len, run
 
 register_component("oram.engine", "proram", doc="PRO-ORAM: square-root layout, one slot per request, "
                    "next epoch shuffled concurrently (Clos-network oblivious shuffle)")
@@ -47,8 +47,7 @@ def access(cfg: AccessConfig) -> dict:
     if footprint > MAX_BYTES:
         raise ConfigError(f"n_blocks x block_size: the {cfg.engine} store would take {footprint >> 20} MiB "
                           f"of memory, above {MAX_BYTES >> 20} MiB")
-    t = int((n - 1) ** 0.5) + 1
-    warm = cfg.warmup if cfg.warmup >= 0 else (t if cfg.engine == "proram" else 8)
+    warm = cfg.warmup if cfg.warmup >= 0 else (epoch_len(n) if cfg.engine == "proram" else 8)
     point = {
         "engine": cfg.engine, "n_blocks": n, "block_size": b, "accesses": cfg.accesses, "warmup": warm,
         "threads": cfg.threads, "seed": cfg.seed, "pattern": cfg.pattern, "backend": cfg.backend,
