@@ -176,7 +176,8 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
     import multiprocessing as mp
 
     # spawn, not fork: the parent may hold threads (Dask, rayon) that fork would copy mid-lock.
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
+    try:
         futures = {pool.submit(compute, experiment, cfg): i for i, cfg in payload}
         for fut in as_completed(futures):
             i = futures[fut]
@@ -185,6 +186,15 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
                 done(i, result, elapsed, None)
             except Exception as e:  # a failed point is reported, the sweep goes on
                 done(i, None, 0.0, _error_text(e))
+    except BaseException:
+        # Ctrl-C (or a failure here): a plain shutdown would wait for every running point, maybe
+        # hours. Drop the queue and stop the workers; finished points are already stored.
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in workers:
+            proc.terminate()
+        raise
+    pool.shutdown(wait=True)
 
 
 def _connect(address: str):
