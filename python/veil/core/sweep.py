@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from veil.core.config import (ExperimentConfig, apply_overrides, config_hash, read_toml, set_dotted,
-                              split_experiment, validate)
+from veil.core.config import (ExperimentConfig, apply_overrides, config_hash, read_toml, resolve_input_paths,
+                              set_dotted, split_experiment, validate)
 from veil.core.errors import ConfigError, VeilError
-from veil.core.registry import REGISTRY
+from veil.core.registry import REGISTRY, load_systems
 from veil.core.runner import compute, make_record, veil_version
 from veil.core.store import Record, ResultStore
 
@@ -89,7 +89,16 @@ def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def load_spec(path: str | Path, overrides: list[str] | None = None) -> SweepSpec:
-    data = apply_overrides(read_toml(path), overrides or [])
+    data = read_toml(path)
+    name = data.get("experiment")
+    load_systems()
+    if isinstance(name, str) and name in REGISTRY.experiments:
+        model, folder = REGISTRY.experiments[name].config, Path(path).resolve().parent
+        for t in ("base", "grid", "zip"):
+            if isinstance(data.get(t), dict):
+                table = data[t] if t == "base" else _flat(data[t])
+                data[t] = resolve_input_paths(model, table, folder)
+    data = apply_overrides(data, overrides or [])
     return spec_from_data(data, str(path))
 
 
