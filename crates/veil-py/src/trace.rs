@@ -59,7 +59,10 @@ fn patched(h: &Header, patch: &serde_json::Value) -> Result<Header, TraceError> 
 /// `ns`, as JSON.
 #[pyfunction]
 fn stats(py: Python<'_>, path: &str, ns: Vec<usize>) -> PyResult<String> {
-    let s = py.allow_threads(|| veil_trace::stats::compute(path, &ns)).map_err(err)?;
+    let s = crate::interrupt::run(py, || {
+        veil_trace::stats::compute_until(path, &ns, &veil_core::interrupt::requested)
+    })?
+    .map_err(err)?;
     Ok(serde_json::to_string(&s).expect("stats serialise"))
 }
 

@@ -244,3 +244,8 @@ _kernel_workload("blackscholes", "splash", "PARSEC blackscholes",
                  {"small": "16,384 options, 2 rounds", "medium": "262,144 options, 2 rounds"},
                  {"small": lambda t: ["16384", str(t), "2"], "medium": lambda t: ["262144", str(t), "2"]},
                  threads=4, mt=True)
+_kernel_workload("streamcluster", "splash", "PARSEC streamcluster",
+                 "facility-location local search, O'Callaghan et al. ICDE 2002; Bienia et al. PACT 2008",
+                 {"small": "4,096 points x 32 dims, 100 rounds", "medium": "32,768 points x 32 dims, 200 rounds"},
+                 {"small": lambda t: ["4096", str(t), "32", "100"], "medium": lambda t: ["32768", str(t), "32", "200"]},
+                 threads=4, mt=True)
