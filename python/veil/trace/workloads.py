@@ -249,3 +249,8 @@ _kernel_workload("streamcluster", "splash", "PARSEC streamcluster",
                  {"small": "4,096 points x 32 dims, 100 rounds", "medium": "32,768 points x 32 dims, 200 rounds"},
                  {"small": lambda t: ["4096", str(t), "32", "100"], "medium": lambda t: ["32768", str(t), "32", "200"]},
                  threads=4, mt=True)
+_kernel_workload("barnes", "splash", "SPLASH-2 BARNES",
+                 "Barnes-Hut octree N-body, Barnes & Hut, Nature 1986; Woo et al. ISCA 1995",
+                 {"small": "4,096 bodies, 2 steps", "medium": "32,768 bodies, 2 steps"},
+                 {"small": lambda t: ["4096", str(t), "2"], "medium": lambda t: ["32768", str(t), "2"]},
+                 threads=4, mt=True)
