@@ -48,7 +48,7 @@ trace-deps:
 tracer: trace-deps
 	@if command -v valgrind >/dev/null 2>&1; then $(MAKE) -s -C tracer; fi
 
-run: setup
+run: setup tracer
 	$(VEIL) reproduce --quick
 
 test: setup system-deps tracer test-rust test-python
