@@ -419,12 +419,14 @@ def _fmt(v: Any, digits: int = 3) -> str:
     """A number rounded to `digits` significant digits (integers kept whole)."""
     if v is None:
         return "—"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_fmt(x, digits) for x in v) + "]"
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return str(v)
     if isinstance(v, float) and not math.isfinite(v):
         return "—"
-    if isinstance(v, int):
-        return f"{v:,}"
+    if isinstance(v, int) or (v.is_integer() and abs(v) < 1e15):
+        return f"{int(v):,}"
     a = abs(v)
     if a == 0:
         return "0"
