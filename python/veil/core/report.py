@@ -72,8 +72,8 @@ class Row:
             object.__setattr__(self, "spread", (float(lo), float(hi)))
         for name in ("value", "ref"):
             v = getattr(self, name)
-            if v is not None:
-                v = float(v)
+            if v is not None and not (isinstance(v, int) and not isinstance(v, bool)):
+                v = float(v)  # numpy scalars and bools become plain floats; ints (counts) stay ints
                 object.__setattr__(self, name, v if math.isfinite(v) else None)
 
     @property

@@ -144,7 +144,7 @@ def reproduce(ctx):
     for val, mk, lab in ((PAPER_SERVER_S, "o", "server"), (PAPER_CLIENT_S, "^", "client"),
                          (PAPER_TOTAL_S, "d", "total")):
         axes[0].plot(px, [val, val], mk, color="k", mfc="none", ms=10, mew=1.5, ls=":", lw=0.8,
-                     label=f"paper §6.1: {lab} {val:g} s" if lab else None)
+                     label=f"paper §6.1: {lab} {val:g} s")
         d5[f"a {S61} {lab}"] = {"x": px, "seconds": [val, val]}
     # the headline point (1 GiB) with its spread over epochs
     hx = HEAD[0] * HEAD[1] / GB
