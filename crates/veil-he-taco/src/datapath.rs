@@ -2,12 +2,12 @@
 //! Each step runs on the data and adds what it did to its block's `Counts`:
 //!
 //! encryption (SEAL `encrypt_zero_asymmetric` + `multiply_add_plain_with_scaling_variant`)
-//! * `prng`: ternary u, reduced into every key-level prime's lane;
+//! * `sample_u`: ternary u from the PRNG, reduced into every key-level prime's lane;
 //! * `ntt`: NTT(u) per prime;
 //! * `dyadic`: pk0*u and pk1*u per prime (the public key is stored in NTT form);
 //! * `intt`: both products back to coefficients per prime (a fresh BFV ciphertext is not in
 //!   NTT form);
-//! * `prng` + `errors`: a centred-binomial error per polynomial added in every lane;
+//! * `sample_e` + `errors`: a centred-binomial error per polynomial, added in every lane;
 //! * `modswitch`: the special prime dropped with rounding, (c_i - (c_L + q_L/2 - q_L/2)) q_L^-1;
 //! * `scale`: c0 += round(q m / t) per data prime.
 //!
@@ -76,10 +76,10 @@ pub fn encrypt(p: &Params, pk: &[Vec<Vec<u64>>], m: &[u64], seed: &[u8], led: &m
     }
     let mut rng = Prng::new(seed);
     // u, one ternary sample shared by every lane
-    let u = rng.ternary(n, block(led, "prng"));
+    let u = rng.ternary(n, block(led, "sample_u"));
     let mut u_lanes: Vec<Vec<u64>> = p.primes.iter().map(|&q| u.iter().map(|&v| lift(v, q)).collect()).collect();
     {
-        let c = block(led, "prng");
+        let c = block(led, "sample_u");
         c.modadds += (kk * n) as u64;
         c.sram_writes += (kk * n) as u64;
         c.coeffs += n as u64;
@@ -110,8 +110,8 @@ pub fn encrypt(p: &Params, pk: &[Vec<Vec<u64>>], m: &[u64], seed: &[u8], led: &m
     }
     // errors
     for poly in ct.iter_mut() {
-        let e = rng.cbd(n, block(led, "prng"));
-        block(led, "prng").coeffs += n as u64;
+        let e = rng.cbd(n, block(led, "sample_e"));
+        block(led, "sample_e").coeffs += n as u64;
         let c = block(led, "errors");
         for (i, lane) in poly.iter_mut().enumerate() {
             let q = p.primes[i];

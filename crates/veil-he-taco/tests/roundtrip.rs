@@ -63,7 +63,8 @@ fn encrypt_decrypt_round_trip_and_counts() {
         assert_eq!(led["intt"].butterflies, 2 * k * n / 2 * lg);
         assert_eq!(led["dyadic"].modmuls, 2 * k * n);
         // u (>= 1 byte per coefficient with rejection) and two 6-byte-per-coefficient errors
-        assert!(led["prng"].prng_bytes >= 13 * n && led["prng"].prng_bytes < 13 * n + n / 50);
+        assert!(led["sample_u"].prng_bytes >= n && led["sample_u"].prng_bytes < n + n / 50);
+        assert_eq!(led["sample_e"].prng_bytes, 12 * n);
         assert_eq!(dled["ntt"].butterflies, (k - 1) * n / 2 * lg);
     }
 }

@@ -14,7 +14,7 @@ from veil import _native
 from veil.core import ConfigError
 from veil.he.params import HEParams, make_context, plain_modulus_value
 
-BLOCKS_ENC = ("prng", "ntt", "dyadic", "intt", "errors", "modswitch", "scale")
+BLOCKS_ENC = ("sample_u", "sample_e", "ntt", "dyadic", "intt", "errors", "modswitch", "scale")
 BLOCKS_DEC = ("ntt", "dyadic", "intt", "add", "scale_round")
 
 
