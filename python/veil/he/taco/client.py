@@ -19,10 +19,8 @@ none) and were not chosen by looking at the paper's results:
 
 from __future__ import annotations
 
+from veil.he.costmodel import IMX6_HZ, IMX6_POWER_W
 from veil.he.taco import design as D
-
-IMX6_HZ = 528e6
-IMX6_POWER_W = 0.2695          # NXP AN5345: average i.MX6 power running Dhrystone
 
 A7_CYCLES = {"butterfly": 40.0, "modmul": 60.0, "modadd": 6.0, "divide": 100.0,
              "prng_byte": 8.0, "ternary": 35.0, "cbd": 30.0, "word": 1.5}
