@@ -121,3 +121,25 @@ def test_bad_designs(ref, bad, msg):
     _, sp, _, idx, _ = ref
     with pytest.raises(ConfigError, match=msg):
         D.check_design({**D.take(sp, idx), **bad})
+
+
+def test_client_model_takes_costs_from_the_taco_model(ref):
+    from veil.he import costmodel as cm
+    w, sp, cal, idx, res = ref
+    acc = cm.Accel.from_dict(C.accel_times(w, res, idx))
+    # the i.MX6 model, TACO and HEAX-like are ordered as they must be
+    assert acc.taco_enc_s < acc.heax_enc_s < acc.imx6_enc_s
+    assert acc.taco_dec_s < acc.heax_dec_s < acc.imx6_dec_s
+    ops = cm.ClientOps(encryptions=10, decryptions=4, enc_s=0.02, dec_s=0.004, other_s=0.01,
+                       bytes_up=10**6, bytes_down=10**5, macs=10**8)
+    ratio = cm.imx6_ratio(acc.imx6_enc_s, 0.002)
+    b = cm.client_breakdown(ops, ratio, acc)
+    assert b["taco"]["enc_s"] == pytest.approx(10 * acc.taco_enc_s)
+    assert b["taco"]["dec_s"] == pytest.approx(4 * acc.taco_dec_s)
+    assert b["sw"]["enc_s"] == pytest.approx(0.02 * ratio)
+    assert b["heax"]["enc_s"] == pytest.approx(b["sw"]["enc_s"] * acc.heax_enc_s / acc.imx6_enc_s)
+    assert b["taco"]["energy_j"] == pytest.approx(10 * acc.taco_enc_j + 4 * acc.taco_dec_j
+                                                  + 0.01 * ratio * cm.IMX6_POWER_W)
+    assert b["taco"]["total_s"] < b["heax"]["total_s"] < b["sw"]["total_s"]
+    e = cm.end_to_end(ops, ratio, acc)
+    assert e["choco_time_s"] == pytest.approx(b["taco"]["total_s"] + 1.1e6 * 8 / cm.BT_BPS)

@@ -193,13 +193,13 @@ def reproduce(ctx) -> None:
                        f"(8192, 3 primes) over this host's SEAL encryption); HEAX-like runs the "
                        f"NTT/INTT/dyadic steps on TACO's blocks and the rest in software; TACO's "
                        f"encryption and decryption times come from its model at the selected design.",
-               rows=[taco.row(ctx, "client speedup TACO vs software (mean)", speed, unit="x", ref=121.0,
+               rows=[taco.row("client speedup TACO vs software (mean)", speed, unit="x", ref=121.0,
                               source="paper §6-C", metric="he/taco/client_speedup_mean"),
-                     taco.row(ctx, "software client vs local (mean slowdown)", sw_vs_local, unit="x",
+                     taco.row("software client vs local (mean slowdown)", sw_vs_local, unit="x",
                               ref=25.0, source="paper §6-C"),
-                     taco.row(ctx, "TACO client vs local (mean speedup)", vs_local, unit="x", ref=2.2,
+                     taco.row("TACO client vs local (mean speedup)", vs_local, unit="x", ref=2.2,
                               source="paper §6-C", metric="he/taco/client_vs_local"),
-                     taco.row(ctx, "TACO advantage over HEAX-like on client compute (mean)", heax_adv,
+                     taco.row("TACO advantage over HEAX-like on client compute (mean)", heax_adv,
                               unit="x", ref=54.3, source="paper §6 intro")])
     fig, (a1, a2) = ctx.subplots(1, 2, figsize=(8.5, 3.8))
     for ax_, key, unit in ((a1, "time_s", "s"), (a2, "energy_j", "J")):
@@ -217,12 +217,12 @@ def reproduce(ctx) -> None:
                caption="End-to-end time and energy per inference: CHOCO-TACO client compute "
                        "plus Bluetooth (22 Mbps, 10 mW) against local inference at 1 MAC/cycle "
                        "on the 528 MHz Cortex-A7 (269.5 mW).",
-               rows=[taco.row(ctx, "VGG16 energy CHOCO / local", vgg_e, unit="ratio", ref=0.63,
+               rows=[taco.row("VGG16 energy CHOCO / local", vgg_e, unit="ratio", ref=0.63,
                               source="paper §6-D (37% less)", metric="he/taco/vgg16_energy_vs_local"),
-                     taco.row(ctx, "SqueezeNet energy CHOCO / local",
+                     taco.row("SqueezeNet energy CHOCO / local",
                               e2e["squeezenet"]["choco_energy_j"] / e2e["squeezenet"]["local_energy_j"],
                               unit="ratio", ref=1.825, source="paper §6-E (82.5% more)"),
-                     taco.row(ctx, "time CHOCO / local (mean)", comm_over, unit="x", ref=24.0,
+                     taco.row("time CHOCO / local (mean)", comm_over, unit="x", ref=24.0,
                               source="paper §6-D")])
 
     # ------------------------------------------------------------------ Fig. 13

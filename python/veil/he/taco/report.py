@@ -12,25 +12,19 @@ from veil.he.taco import datapath as dp
 from veil.he.taco import design as D
 from veil.he.taco import units as U
 
-try:                                   # the report helper's Row (veil.core.report)
-    from veil.core import Row
-except ImportError:                    # until it lands: the older (label, paper, veil, unit) tuples
-    Row = None
+from veil.core import Row
 
 PAPER_SRC = "paper §5 (translated text)"
+TOL_SRC = "the issue's 15% threshold: beyond it the docs give the mechanism"
 
 
-def row(ctx, label, value, *, unit="", ref=None, source=PAPER_SRC, tol=0.15,
-        tol_source="the issue's 15% threshold for explaining differences", basis="predicted",
-        note="", metric=None):
-    """One comparison row; records `metric` in results.json either way."""
-    if metric:
-        ctx.metric(metric, value)
-    if Row is not None:
-        return Row(label, value, unit=unit, ref=ref, source=source if ref is not None else "",
-                   tol=tol if ref is not None else None, tol_source=tol_source if ref is not None else "",
-                   basis=basis, note=note)
-    return (f"{label} [{basis}]", ref, value, unit)
+def row(label, value, *, unit="", ref=None, source=PAPER_SRC, tol=0.15, tol_source=TOL_SRC,
+        basis="predicted", note="", metric=None, verdict=None) -> Row:
+    """One comparison row (a reference, when given, with its source and tolerance)."""
+    has = ref is not None
+    return Row(label, value, unit=unit, ref=ref, source=source if has else "",
+               tol=tol if has else None, tol_source=tol_source if has and tol is not None else "",
+               basis=basis, note=note, metric=metric, verdict=verdict)
 
 
 CHOCO = HEParams(8192, (43, 43, 44), 20)
@@ -123,16 +117,17 @@ def section(ctx, quick: bool) -> dict:
                        f"PEs, dyadic {d['pe_dyadic']} PEs / {d['sram_dyadic']} B, INTT {d['pe_intt']} PEs, "
                        f"element-wise {d['pe_elem']} PEs / {d['sram_elem']} B per lane, 3 lanes; "
                        f"{main['power_mw']:.0f} mW. Space evaluated in {main['eval_s']:.2f} s here.",
-               rows=[row(ctx, "configurations explored", main["configs"], ref=31340, tol=None,
-                         basis="computed", note="Veil's space is a reconstruction; at least the paper's"),
-                     row(ctx, "area of the selected design", main["area_mm2"], unit="mm^2", ref=19.3,
+               rows=[row("configurations explored", main["configs"], ref=31340, tol=None,
+                         basis="computed", verdict="shape only",
+                         note="at least the paper's count: Veil's knob set is a reconstruction"),
+                     row("area of the selected design", main["area_mm2"], unit="mm^2", ref=19.3,
                          basis="calibrated", metric="he/taco/area_mm2"),
-                     row(ctx, "time per encryption", main["enc_ms"], unit="ms", ref=0.66,
+                     row("time per encryption", main["enc_ms"], unit="ms", ref=0.66,
                          metric="he/taco/enc_ms"),
-                     row(ctx, "energy per encryption", main["enc_mj"], unit="mJ", ref=0.1228,
+                     row("energy per encryption", main["enc_mj"], unit="mJ", ref=0.1228,
                          basis="calibrated", metric="he/taco/enc_mj",
                          note="fixed point of fit-and-select; the discrete space leaves a small miss"),
-                     row(ctx, "power of the selected design", main["power_mw"], unit="mW",
+                     row("power of the selected design", main["power_mw"], unit="mW",
                          ref=186.1, source="paper: 0.1228 mJ / 0.66 ms")])
 
     # ---------------------------------------------------------------- Fig. 9
@@ -185,19 +180,19 @@ def section(ctx, quick: bool) -> dict:
                        f"8192 with 3 or 5 primes: {t_n['CHOCO (8192, 3)'] * 1e3:.2f} / "
                        f"{t_n['SEAL (8192, 5)'] * 1e3:.2f} ms, 16384: {t_n['SEAL (16384, 9)'] * 1e3:.2f} ms); "
                        f"software follows N and k.",
-               rows=[row(ctx, "encryption speedup at (8192, 3)", sp_enc, unit="x", ref=417.0,
+               rows=[row("encryption speedup at (8192, 3)", sp_enc, unit="x", ref=417.0,
                          metric="he/taco/enc_speedup_8192_3"),
-                     row(ctx, "encryption energy gain at (8192, 3)", sp_e, unit="x", ref=603.0,
+                     row("encryption energy gain at (8192, 3)", sp_e, unit="x", ref=603.0,
                          metric="he/taco/enc_energy_gain_8192_3"),
-                     row(ctx, "decryption speedup at (8192, 3)", sp_dec, unit="x", ref=125.0,
+                     row("decryption speedup at (8192, 3)", sp_dec, unit="x", ref=125.0,
                          metric="he/taco/dec_speedup_8192_3"),
-                     row(ctx, "largest encryption speedup over the parameter sets", max_sp, unit="x",
+                     row("largest encryption speedup over the parameter sets", max_sp, unit="x",
                          ref=1094.0, source="paper abstract"),
-                     row(ctx, "largest encryption energy gain over the parameter sets", max_e, unit="x",
+                     row("largest encryption energy gain over the parameter sets", max_e, unit="x",
                          ref=648.0, source="paper abstract"),
-                     row(ctx, "i.MX6 software encryption at (8192, 3)", c["imx6_enc_s"] * 1e3, unit="ms",
+                     row("i.MX6 software encryption at (8192, 3)", c["imx6_enc_s"] * 1e3, unit="ms",
                          ref=0.66 * 417, source="paper: 0.66 ms x 417"),
-                     row(ctx, "TACO time (8192, 5) / (8192, 3)", t_n["SEAL (8192, 5)"] / t_n["CHOCO (8192, 3)"],
+                     row("TACO time (8192, 5) / (8192, 3)", t_n["SEAL (8192, 5)"] / t_n["CHOCO (8192, 3)"],
                          unit="ratio", ref=1.0, source="paper text: hardware time grows with N only",
                          tol=0.05, tol_source="'directly with N': a few percent")])
     ctx.grid("Fig. 9 data (seconds per operation; software = SEAL here x ratio, and the i.MX6 model)",
@@ -209,10 +204,10 @@ def section(ctx, quick: bool) -> dict:
     share = ref_acc["ntt_dyadic_share_enc"]
     ctx.table("HEAX-like accelerator (TACO's NTT, INTT and dyadic blocks only; the rest in "
               "software on the i.MX6)", [
-                  row(ctx, "share of i.MX6 encryption time in NTT/INTT/dyadic", share, unit="",
+                  row("share of i.MX6 encryption time in NTT/INTT/dyadic", share, unit="",
                       ref=0.5, source="paper §6-C ('about 50%')", tol=0.3,
                       tol_source="'about': read as 35-65%", metric="he/taco/ntt_dyadic_share"),
-                  row(ctx, "HEAX-like encryption speedup over software at (8192, 3)",
+                  row("HEAX-like encryption speedup over software at (8192, 3)",
                       ref_acc["imx6_enc_s"] / ref_acc["heax_enc_s"], unit="x")])
     return {"ratio": ratio, "accel": ref_acc}
 
