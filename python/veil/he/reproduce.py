@@ -166,7 +166,7 @@ def reproduce(ctx) -> None:
     fig, ax = ctx.subplots(figsize=(7.5, 4.2))
     x = np.arange(len(NETS))
     wdt = 0.22
-    for j, (kind, lab) in enumerate((("sw", "SW"), ("heax", "HEAX"), ("taco", "TACO"))):
+    for j, (kind, lab) in enumerate((("sw", "SW"), ("heax", "NTT-only"), ("taco", "TACO"))):
         enc = np.array([breakdown[n][kind]["enc_s"] for n in NETS])
         dec = np.array([breakdown[n][kind]["dec_s"] for n in NETS])
         oth = np.array([breakdown[n][kind]["other_s"] for n in NETS])

@@ -4,7 +4,7 @@ selection rule.
 
 Organisation (a reconstruction: the paper's Fig. 7 is not in the translated text). One *lane*
 per key-level RNS prime, replicated: each lane has an NTT unit (memory for u), a dyadic unit
-(memory for its share of the public key, a streaming buffer), an INTT unit (memory for c0 and
+(memory for its share of the public and secret keys, a streaming buffer), an INTT unit (memory for c0 and
 c1) and an element-wise unit (error add, special-prime drop, Delta*m, decryption's add and
 scale-and-round; a streaming buffer). One sampler (BLAKE3 cores + samplers) feeds every lane,
 because u and the errors are shared by all primes. Lanes run in parallel, so hardware time
@@ -189,12 +189,15 @@ def base(sp: dict, w: Workload) -> dict[str, np.ndarray]:
     uu = U.UNITS
     a_bf = uu["modmul"][1] + 2 * uu["modadd"][1]
     a_el = uu["modmul"][1] + 2 * uu["modadd"][1] + uu["divider"][1]
-    mem_u, mem_c, mem_pk = n * WORD, 2 * n * WORD, 2 * n * WORD
+    # resident per lane: u (N words), c0/c1 (2N), the public key's share (2N), the secret
+    # key's share for decryption (N)
+    mem_u, mem_c, mem_pk, mem_sk = n * WORD, 2 * n * WORD, 2 * n * WORD, n * WORD
     lane = (pn * a_bf + U.sram_area_um2(mem_u)
-            + pdy * uu["modmul"][1] + U.sram_area_um2(sdy) + U.sram_area_um2(mem_pk)
+            + pdy * uu["modmul"][1] + U.sram_area_um2(sdy) + U.sram_area_um2(mem_pk + mem_sk)
             + pi * a_bf + U.sram_area_um2(mem_c)
             + pe * a_el + U.sram_area_um2(se))
-    shared = ps * (8 * uu["blake3_g"][1] / 8 + uu["sampler"][1]) + U.sram_area_um2(ss)
+    # a sampler core: one BLAKE3 G unit (its 16-word state registers are in the area factor)
+    shared = ps * (uu["blake3_g"][1] + uu["sampler"][1]) + U.sram_area_um2(ss)
     raw_area = (K * lane + shared) * 1e-6
 
     # ---------------- dynamic energy (pJ)
