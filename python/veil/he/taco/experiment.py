@@ -82,5 +82,3 @@ def explore(cfg: TacoConfig) -> dict:
 def taco(cfg: TacoConfig) -> dict:
     return explore(cfg)
 
-
-__all__ = ["TacoConfig", "explore", "ConfigError"]

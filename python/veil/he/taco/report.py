@@ -46,7 +46,7 @@ def accel(ctx, p: HEParams) -> dict:
     return taco_run(ctx, p)["accel"]
 
 
-def interop(ctx) -> dict:
+def interop() -> dict:
     """Encrypt with the datapath and decrypt with SEAL, and the reverse, at SEAL's defaults."""
     ok, sets = True, []
     for n in (4096, 8192, 16384):
@@ -65,7 +65,7 @@ def section(ctx, quick: bool) -> dict:
     import matplotlib.colors as mcolors
     import matplotlib.ticker as mticker
 
-    io = interop(ctx)
+    io = interop()
     ctx.metric("he/taco/seal_interop", io["ok"])
     main = taco_run(ctx, CHOCO, frontier=True)
     cal = main["calibration"]
