@@ -9,6 +9,7 @@ mod memnet;
 mod oram;
 mod enclave;
 mod trace;
+mod he_taco;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -18,5 +19,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     oram::register(m)?;
     enclave::register(m)?;
     trace::register(m)?;
+    he_taco::register(m)?;
     Ok(())
 }
