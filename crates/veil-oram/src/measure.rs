@@ -142,6 +142,17 @@ fn make_storage(cfg: &RunConfig, slot: usize, regions: &[u64]) -> Result<Arc<dyn
     }
 }
 
+/// Set by the bindings on Ctrl-C: a measured run returns `OramError::Interrupted` at its next
+/// request. (A stand-in for a shared interrupt flag in veil-core, polled the same way.)
+pub static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn check_interrupt() -> Result<()> {
+    if INTERRUPT.load(Ordering::Relaxed) {
+        return Err(OramError::Interrupted);
+    }
+    Ok(())
+}
+
 pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     if cfg.n_blocks == 0 || cfg.block_size == 0 {
         return Err(OramError::Config("n_blocks and block_size must be positive".into()));
@@ -205,6 +216,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     };
     let mut served = Vec::new();
     for k in 0..cfg.warmup {
+        check_interrupt()?;
         let id = next_id(&mut rng)?;
         serve(&mut engine, id, k, &mut reply)?;
     }
@@ -234,6 +246,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let mut client_s = 0.0;
     let wall = Instant::now();
     for k in 0..accesses {
+        check_interrupt()?;
         let id = next_id(&mut rng)?;
         let t = Instant::now();
         match serve(&mut engine, id, cfg.warmup + k, &mut reply) {
