@@ -65,6 +65,9 @@ pub struct RunConfig {
     /// Headroom of the request clock over the recent shuffle time (see `ProOramConfig`).
     #[serde(default = "d_margin")]
     pub pace_margin: f64,
+    /// PRO-ORAM: shuffle threads under SCHED_IDLE (see `ProOramConfig::shuffle_idle`).
+    #[serde(default)]
+    pub shuffle_idle: bool,
     /// PRO-ORAM: epochs the shuffle may have built ahead (storage holds run_ahead + 2 copies).
     #[serde(default = "d_run_ahead")]
     pub run_ahead: u32,
@@ -169,7 +172,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let (mut engine, storage) = match cfg.engine.as_str() {
         "proram" => {
             let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots(cfg.n_blocks, cfg.run_ahead)?)?;
-            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin };
+            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin, shuffle_idle: cfg.shuffle_idle };
             let master = BlockKey::random(&mut rng);
             (Engine::Pro(ProOram::create(st.clone(), master, cfg.n_blocks, pc, &fill)?), st)
         }
