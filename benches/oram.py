@@ -24,11 +24,15 @@ def gcm_bytes_per_access(n: int, b: int) -> float:
     return 5 * slots * b / epoch_len(n) + 2 * b
 
 
+# a busy loop that also ends by itself when its parent is gone (a killed benchmark)
+HOG = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    for _ in range(1000000): pass\n"
+
+
 class CpuHog:
-    """One CPU-bound process (a busy loop) for as long as the `with` block lasts."""
+    """One CPU-bound process for as long as the `with` block lasts."""
 
     def __enter__(self):
-        self.p = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        self.p = subprocess.Popen([sys.executable, "-c", HOG])
         return self
 
     def __exit__(self, *exc):
@@ -39,7 +43,8 @@ class CpuHog:
 def contention(ctx, base: dict, idle: dict) -> None:
     with CpuHog():
         hog = run({**base, "engine": "proram", "accesses": 512, "warmup": steady_warmup(N)})
-        hog_idle_policy = run({**base, "engine": "proram", "accesses": 512, "warmup": steady_warmup(N),
+        # the old policy, for comparison: shorter, since beside busy processes it crawls
+        hog_idle_policy = run({**base, "engine": "proram", "accesses": 256, "warmup": 4 * epoch_len(N),
                                "shuffle_idle": True})
     for r in (hog, hog_idle_policy):
         if r["errors"]:
