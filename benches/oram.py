@@ -1,14 +1,73 @@
 """`veil bench oram`: PRO-ORAM at N = 4096, B = 256 KB (1 GiB) on this machine's cores, with
-Path ORAM and plain encrypted reads measured in the same run."""
+Path ORAM and plain encrypted reads measured in the same run. `veil bench oram --contention`
+also runs PRO-ORAM beside a CPU-bound process it starts and stops itself (normal-priority
+shuffle, and the SCHED_IDLE shuffle for comparison), with the AES-GCM bound beside them."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 from veil.core import register_benchmark
-from veil.oram.engine import run, steady_warmup
+from veil.oram.engine import epoch_len, run, steady_warmup
 
 N, B = 4096, 256 * 1024
+CONTENTION_ENV = "VEIL_BENCH_CONTENTION"
+
+
+def gcm_bytes_per_access(n: int, b: int) -> float:
+    """AES-GCM bytes PRO-ORAM must process per request: the shuffle opens each of the epoch's
+    slots twice and seals it three times (Clos network, docs/oram.md), spread over T requests,
+    plus the request's own slot and its sealed reply."""
+    slots = n + 2 * int(n ** 0.5 + 2)
+    return 5 * slots * b / epoch_len(n) + 2 * b
+
+
+# a busy loop that also ends by itself when its parent is gone (a killed benchmark)
+HOG = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    for _ in range(1000000): pass\n"
+
+
+class CpuHog:
+    """One CPU-bound process for as long as the `with` block lasts."""
+
+    def __enter__(self):
+        self.p = subprocess.Popen([sys.executable, "-c", HOG])
+        return self
+
+    def __exit__(self, *exc):
+        self.p.kill()
+        self.p.wait()
+
+
+def contention(ctx, base: dict, idle: dict) -> None:
+    with CpuHog():
+        hog = run({**base, "engine": "proram", "accesses": 512, "warmup": steady_warmup(N)})
+    if hog["errors"]:
+        raise RuntimeError(f"{hog['errors']} wrong replies beside the CPU hog")
+    ctx.report("oram/contended_throughput_mbps", hog["throughput_mbps"], unit="Mbps",
+               baseline=idle["throughput_mbps"], baseline_name="no hog", target=">= 0.5x no hog")
+    ctx.report("oram/contended_p99_over_p50", hog["p99_over_p50"], unit="", target="<= 1.5")
+    ctx.log(f"beside the hog: p50 {hog['server_p50_ms']:.2f} ms, p99 {hog['server_p99_ms']:.2f} ms, period "
+            f"{hog['period_min_ms']:.2f}-{hog['period_max_ms']:.2f} ms, {hog['late_handovers']} late hand-overs")
+    # the physical bound: AES-GCM work per request at this machine's single-core speed
+    from veil import _native
+
+    speed = _native.crypto.throughput("aes-128-gcm", B, 1, 0.5)["gbps"] * 1e9  # bytes/s, one core
+    per = gcm_bytes_per_access(N, B)
+    cores = min(os.cpu_count() or 1, idle["threads"])
+    bound = speed * cores / per * B * 8 / 1e6
+    ctx.report("oram/gcm_bytes_per_access", per, unit="B")
+    ctx.report("oram/gcm_single_core_gbytes_s", speed / 1e9, unit="GB/s")
+    ctx.report("oram/aes_gcm_bound_mbps", bound, unit="Mbps", target=f"{cores} cores")
+    ctx.report("oram/contended_aes_gcm_bound_mbps", bound * 2 / 3, unit="Mbps",
+               target="2/3 of the cores beside one hog")
+    # the old policy, for comparison: short, since beside busy processes it crawls
+    with CpuHog():
+        old = run({**base, "engine": "proram", "accesses": 128, "warmup": 2 * epoch_len(N), "shuffle_idle": True})
+    ctx.report("oram/contended_sched_idle_throughput_mbps", old["throughput_mbps"], unit="Mbps",
+               baseline=idle["throughput_mbps"], baseline_name="no hog")
+    ctx.report("oram/contended_sched_idle_p99_over_p50", old["p99_over_p50"], unit="")
 
 
 @register_benchmark("oram", doc="PRO-ORAM server time, throughput and latency spread at N=4096, B=256 KB")
@@ -44,6 +103,8 @@ def bench(ctx):
     ctx.log(f"PRO-ORAM request clock: period {pro['period_min_ms']:.2f}-{pro['period_max_ms']:.2f} ms, "
             f"{pro['late_handovers']} hand-overs had to wait for the shuffle (a moved period or a late "
             "hand-over is where p99 above p50 comes from)")
+    if os.environ.get(CONTENTION_ENV):
+        contention(ctx, base, pro)
     cores = os.cpu_count() or 1
     load1 = os.getloadavg()[0]
     ctx.log(f"machine: {cores} cores, load average {load0:.1f} before / {load1:.1f} after; with other jobs "

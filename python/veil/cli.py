@@ -152,6 +152,8 @@ def cmd_reproduce(args) -> int:
 def cmd_bench(args) -> int:
     from veil.core.bench import run_benchmarks
 
+    if args.contention:
+        os.environ["VEIL_BENCH_CONTENTION"] = "1"
     run_benchmarks(args.systems, Path(args.json) if args.json else None)
     return 0
 
@@ -218,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="run registered benchmarks")
     s.add_argument("systems", nargs="*", metavar="SYSTEM")
     s.add_argument("--json", help="write the figures as a flat JSON object")
+    s.add_argument("--contention", action="store_true",
+                   help="also run beside a CPU-bound process (benchmarks that support it: oram)")
     s.set_defaults(handler=cmd_bench)
 
     s = sub.add_parser("results", parents=[store_opt], help="list or export stored results")

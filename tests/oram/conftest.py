@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-import threading
+from typing import NamedTuple
 
 import pytest
 
 from veil.oram.engine import native
-from veil.oram.server import Link, OramService, make_handler
 
 
 @pytest.fixture
@@ -16,28 +15,39 @@ def make_store(tmp_path):
     return make
 
 
-@pytest.fixture
-def server(make_store):
-    """A running service on a free port: yields (url, token, service)."""
-    from http.server import ThreadingHTTPServer
+class Served(NamedTuple):
+    url: str
+    token: str
+    fingerprint: str | None
+    server: object
+    store: object
 
+    def client(self, **kw):
+        from veil.oram.client import OramClient
+
+        return OramClient(self.url, self.token, fingerprint=self.fingerprint,
+                          insecure_plaintext=self.fingerprint is None, **kw)
+
+
+@pytest.fixture
+def server(make_store, tmp_path):
+    """The Rust HTTP service over a store, on a free loopback port, TLS unless tls=False."""
     started = []
 
-    def start(store=None, link=None, token="t0ken"):
+    def start(store=None, token="t0ken-for-tests-0123456789", tls=True, limits=None, **kw):
         store = store or make_store()
-        svc = OramService(store, token, link or Link())
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(svc))
-        httpd.daemon_threads = True
-        th = threading.Thread(target=httpd.serve_forever, daemon=True)
-        th.start()
-        started.append(httpd)
-        host, port = httpd.server_address[:2]
-        return f"http://{host}:{port}", token, svc
+        fp = tls_dir = None
+        if tls:
+            d = tmp_path / f"tls{len(started)}"
+            d.mkdir()
+            fp, tls_dir = native().make_tls_identity(str(d)), str(d)
+        srv = store.serve(token, tls_dir=tls_dir, limits=limits, log=False, **kw)
+        started.append(srv)
+        return Served(f"{'https' if tls else 'http'}://127.0.0.1:{srv.port}", token, fp, srv, store)
 
     yield start
-    for h in started:
-        h.shutdown()
-        h.server_close()
+    for s in started:
+        s.stop()
 
 
 @pytest.fixture

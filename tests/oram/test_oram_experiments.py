@@ -76,3 +76,27 @@ def test_redis_backend_started_by_the_test(redis_server):
     assert q["errors"] == 0
     with pytest.raises(Exception, match="redis at 127.0.0.1:1"):
         run(engine="plain", n_blocks=4, block_size=16, backend="redis", redis="127.0.0.1:1")
+
+
+def test_ctrl_c_stops_a_long_measured_run_with_130(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pathlib import Path
+
+    cfg = Path(__file__).resolve().parents[2] / "configs" / "oram" / "access.toml"
+    p = subprocess.Popen([sys.executable, "-m", "veil.cli", "run", str(cfg), "n_blocks=1024", "block_size=4096",
+                          "accesses=1000000", "backend=memory"], cwd=tmp_path,
+                         env={**os.environ, "VEIL_STORE": str(tmp_path / "s.sqlite")},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    assert p.poll() is None, p.communicate()
+    t0 = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert time.perf_counter() - t0 < 5, "Ctrl-C was not prompt"
+    assert "Traceback" not in err

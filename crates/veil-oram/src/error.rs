@@ -12,6 +12,8 @@ pub enum OramError {
     Io(String),
     /// The store's persistent state is missing or unreadable.
     Corrupt(String),
+    /// A measured run stopped early on request (Ctrl-C; see `measure::INTERRUPT`).
+    Interrupted,
 }
 
 impl fmt::Display for OramError {
@@ -27,6 +29,7 @@ impl fmt::Display for OramError {
             OramError::Config(m) => write!(f, "invalid configuration: {m}"),
             OramError::Io(m) => write!(f, "storage I/O error: {m}"),
             OramError::Corrupt(m) => write!(f, "storage state unusable: {m}"),
+            OramError::Interrupted => write!(f, "interrupted"),
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod pathoram;
 pub mod plain;
 pub mod measure;
 pub mod service;
+pub mod http;
 /// Re-exported so the bindings can serialise results without a dependency line of their own.
 pub use serde_json;
 pub mod redis;

@@ -65,6 +65,9 @@ pub struct RunConfig {
     /// Headroom of the request clock over the recent shuffle time (see `ProOramConfig`).
     #[serde(default = "d_margin")]
     pub pace_margin: f64,
+    /// PRO-ORAM: shuffle threads under SCHED_IDLE (see `ProOramConfig::shuffle_idle`).
+    #[serde(default)]
+    pub shuffle_idle: bool,
     /// PRO-ORAM: epochs the shuffle may have built ahead (storage holds run_ahead + 2 copies).
     #[serde(default = "d_run_ahead")]
     pub run_ahead: u32,
@@ -150,6 +153,17 @@ fn make_storage(cfg: &RunConfig, slot: usize, regions: &[u64]) -> Result<Arc<dyn
     }
 }
 
+/// Set by the bindings on Ctrl-C: a measured run returns `OramError::Interrupted` at its next
+/// request. (A stand-in for a shared interrupt flag in veil-core, polled the same way.)
+pub static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn check_interrupt() -> Result<()> {
+    if INTERRUPT.load(Ordering::Relaxed) {
+        return Err(OramError::Interrupted);
+    }
+    Ok(())
+}
+
 pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     if cfg.n_blocks == 0 || cfg.block_size == 0 {
         return Err(OramError::Config("n_blocks and block_size must be positive".into()));
@@ -166,7 +180,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let (mut engine, storage) = match cfg.engine.as_str() {
         "proram" => {
             let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots(cfg.n_blocks, cfg.run_ahead)?)?;
-            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin };
+            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin, shuffle_idle: cfg.shuffle_idle };
             let master = BlockKey::random(&mut rng);
             (Engine::Pro(ProOram::create(st.clone(), master, cfg.n_blocks, pc, &fill)?), st)
         }
@@ -213,6 +227,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     };
     let mut served = Vec::new();
     for k in 0..cfg.warmup {
+        check_interrupt()?;
         let id = next_id(&mut rng)?;
         serve(&mut engine, id, k, &mut reply)?;
     }
@@ -250,6 +265,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let mut window_t0 = Instant::now();
     let wall = Instant::now();
     for k in 0..accesses {
+        check_interrupt()?;
         let id = next_id(&mut rng)?;
         let t = Instant::now();
         match serve(&mut engine, id, cfg.warmup + k, &mut reply) {

@@ -82,6 +82,11 @@ pub struct ProOramConfig {
     /// latency flat through slower shuffles, at the price of a longer latency.
     #[serde(default = "default_pace_margin")]
     pub pace_margin: f64,
+    /// Run the shuffle threads under SCHED_IDLE (flattest latency on a machine of its own; any
+    /// busy process then starves the shuffle, and the clock slows every request with it).
+    /// Off, they run at normal priority and keep their share of the cores beside other work.
+    #[serde(default)]
+    pub shuffle_idle: bool,
 }
 
 pub const DEFAULT_PACE_MARGIN: f64 = 0.15;
@@ -253,7 +258,7 @@ impl ProOram {
             key.seal_slot(slot_nonce(i, 0), &mut b);
             storage.write(Actor::Init, 1, i, &b)
         };
-        let pool = build_pool(cfg.threads)?;
+        let pool = build_pool(cfg.threads, cfg.shuffle_idle)?;
         pool.install(|| {
             use rayon::prelude::*;
             (0..m).into_par_iter().try_for_each(write)
@@ -303,7 +308,7 @@ impl ProOram {
         if st.pos.len() as u64 != geom.slots() {
             return Err(OramError::Corrupt("PRO-ORAM position map has the wrong length".into()));
         }
-        let pool = Arc::new(build_pool(cfg.threads)?);
+        let pool = Arc::new(build_pool(cfg.threads, cfg.shuffle_idle)?);
         let epoch = Epoch {
             number: st.epoch,
             region: st.region,
@@ -821,15 +826,13 @@ fn sleep_until(due: std::time::Instant) {
     }
 }
 
-/// The shuffle is throughput work beside latency-critical requests on the same few cores: its
-/// threads run under SCHED_IDLE, so that a request waking on the schedule takes a core at once
-/// (the kernel preempts an idle-policy thread on every wake-up of a normal one) instead of
-/// after a time slice. At nice 10 the reply left 0.5-1 ms late often enough to put its p99 at
-/// 1.10-1.16 of the period on an otherwise quiet 2-core machine; under SCHED_IDLE at 1.003-1.007.
-/// The price: a busy normal-priority process in the same scheduling group (the same session,
-/// where the kernel groups by session) takes the shuffle's cores, and the clock then slows
-/// the requests down with it. Linux keeps the policy per thread; elsewhere this does nothing,
-/// and where the call is refused the threads keep the normal policy.
+/// With `shuffle_idle` the shuffle threads run under SCHED_IDLE, so that a request waking on
+/// the schedule takes a core at once (the kernel preempts an idle-policy thread on every wake-up
+/// of a normal one) instead of after a time slice: p99 at 1.003-1.007 of the period on a quiet
+/// 2-core machine, against 1.10-1.16 at nice 10. The price, measured (docs/oram.md): any busy
+/// normal-priority process takes the shuffle's cores and the clock slows every request with it
+/// (421 -> 8.5-204 Mbps beside other engineers' builds). So it is opt-in; by default the
+/// shuffle keeps its fair share. Linux keeps the policy per thread; elsewhere this does nothing.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: sched_setscheduler on the calling thread (pid 0) with a valid parameter block
@@ -840,12 +843,16 @@ fn lower_priority() {
     }
 }
 
-fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {
+fn build_pool(threads: usize, idle: bool) -> Result<rayon::ThreadPool> {
     let n = if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
-        .thread_name(|i| format!("oram-shuffle-{i}"))
-        .start_handler(|_| lower_priority())
+        .thread_name(move |i| if idle { format!("oram-shufidle-{i}") } else { format!("oram-shuffle-{i}") })
+        .start_handler(move |_| {
+            if idle {
+                lower_priority()
+            }
+        })
         .build()
         .map_err(|e| OramError::Config(format!("thread pool: {e}")))
 }

@@ -50,9 +50,14 @@ fn random_bytes<const N: usize>() -> [u8; N] {
     b
 }
 
-fn load_key(dir: &Path) -> Result<BlockKey> {
-    let p = dir.join(KEY_FILE);
-    let raw = std::fs::read(&p).map_err(|e| OramError::Corrupt(format!("{}: {e}", p.display())))?;
+/// The sealing key's file: `key_file` when given (the key may live outside the data
+/// directory, e.g. on another volume), else DATA_DIR/sealing.key.
+pub fn key_path(dir: &Path, key_file: Option<&Path>) -> PathBuf {
+    key_file.map(Path::to_path_buf).unwrap_or_else(|| dir.join(KEY_FILE))
+}
+
+fn load_key(p: &Path) -> Result<BlockKey> {
+    let raw = std::fs::read(p).map_err(|e| OramError::Config(format!("sealing key {}: {e}", p.display())))?;
     let k: [u8; KEY_LEN] = raw
         .try_into()
         .map_err(|_| OramError::Corrupt(format!("{}: not a {KEY_LEN}-byte key", p.display())))?;
@@ -89,7 +94,14 @@ pub enum Source {
 impl Store {
     /// `redis`: keep the slots and records in the Redis server at host:port instead of the
     /// directory (which then holds only the sealing key and where to find the store).
-    pub fn init(dir: &Path, block_size: usize, source: Source, threads: usize, redis: Option<&str>) -> Result<Self> {
+    pub fn init(
+        dir: &Path,
+        block_size: usize,
+        source: Source,
+        threads: usize,
+        redis: Option<&str>,
+        key_file: Option<&Path>,
+    ) -> Result<Self> {
         if block_size == 0 || block_size > (64 << 20) {
             return Err(OramError::Config(format!("block size {block_size} must be in 1..=64 MiB")));
         }
@@ -130,15 +142,23 @@ impl Store {
                 Arc::new(s)
             }
         };
-        let key_path = dir.join(KEY_FILE);
+        let key_path = key_path(dir, key_file);
+        if key_path.exists() {
+            return Err(OramError::Config(format!("{}: a key is already there", key_path.display())));
+        }
         {
             use std::io::Write;
             use std::os::unix::fs::OpenOptionsExt;
-            let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&key_path)?;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&key_path)
+                .map_err(|e| OramError::Config(format!("{}: {e}", key_path.display())))?;
             f.write_all(&random_bytes::<KEY_LEN>())?;
             f.sync_all()?;
         }
-        let master = load_key(dir)?;
+        let master = load_key(&key_path)?;
         seal_meta(&*st, &master, MANIFEST, &serde_json::to_vec(&manifest).unwrap())?;
         let m2 = manifest.clone();
         let fill = move |i: u64, buf: &mut [u8]| {
@@ -154,12 +174,12 @@ impl Store {
             // a read error leaves zeros; the manifest sizes were checked when it was built
             let _ = handles[k].read_exact_at(&mut buf[..len], off);
         };
-        let cfg = ProOramConfig { block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN };
+        let cfg = ProOramConfig { block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false };
         let oram = ProOram::create(st, master, manifest.n_blocks, cfg, &fill)?;
         Ok(Self { oram, manifest, dir: dir.to_path_buf() })
     }
 
-    pub fn open(dir: &Path, threads: usize) -> Result<Self> {
+    pub fn open(dir: &Path, threads: usize, key_file: Option<&Path>) -> Result<Self> {
         let st: Arc<dyn Storage> = match std::fs::read(dir.join(BACKEND)) {
             Err(_) => Arc::new(FileStorage::open(dir)?),
             Ok(raw) => {
@@ -171,10 +191,10 @@ impl Store {
                 Arc::new(RedisStorage::open(addr, prefix)?)
             }
         };
-        let master = load_key(dir)?;
+        let master = load_key(&key_path(dir, key_file))?;
         let manifest: Manifest = serde_json::from_slice(&open_meta(&*st, &master, MANIFEST)?)
             .map_err(|e| OramError::Corrupt(format!("manifest unreadable: {e}")))?;
-        let cfg = ProOramConfig { block_size: manifest.block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN };
+        let cfg = ProOramConfig { block_size: manifest.block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false };
         let oram = ProOram::open(st, master, cfg)?;
         Ok(Self { oram, manifest, dir: dir.to_path_buf() })
     }

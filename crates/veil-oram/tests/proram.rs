@@ -272,24 +272,35 @@ fn file_store_survives_a_crash_mid_shuffle_and_reopens() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The shuffle's threads run under SCHED_IDLE, so a paced reply due now preempts them at once.
+/// Scheduling policy (field 41 of stat(5)) of this process's threads whose name starts `prefix`.
 #[cfg(target_os = "linux")]
-#[test]
-fn shuffle_threads_yield_to_requests() {
-    let (o, _) = memory_store(64, 32, 3);
-    o.read(1).unwrap();
+fn thread_policies(prefix: &str) -> Vec<u32> {
     let mut policies = Vec::new();
     for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if !comm.starts_with("oram-shuffle-") {
+        if !comm.starts_with(prefix) {
             continue;
         }
         // the thread may have ended (another test's pool) between the listing and this read
         let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else { continue };
-        // fields after the parenthesised name; the policy is field 41 of stat(5)
         let rest = &stat[stat.rfind(')').unwrap() + 2..];
         policies.push(rest.split_whitespace().nth(41 - 3).unwrap().parse::<u32>().unwrap());
     }
-    assert!(!policies.is_empty(), "no shuffle threads found");
-    assert!(policies.iter().all(|&p| p == 5), "policies {policies:?}, SCHED_IDLE is 5");
+    policies
+}
+
+/// With shuffle_idle the shuffle's threads run under SCHED_IDLE (a paced reply due now preempts
+/// them at once); by default they keep the normal policy (their share beside other work).
+#[cfg(target_os = "linux")]
+#[test]
+fn shuffle_thread_policy_follows_the_config() {
+    let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(32 + TAG_LEN, &region_slots(64, 3).unwrap()));
+    let o = ProOram::create(st, master(), 64, ProOramConfig { shuffle_idle: true, ..cfg(32, 3) }, &fill).unwrap();
+    o.read(1).unwrap();
+    let idle = thread_policies("oram-shufidle-");
+    assert!(!idle.is_empty() && idle.iter().all(|&p| p == 5), "policies {idle:?}, SCHED_IDLE is 5");
+    let (o2, _) = memory_store(64, 32, 3);
+    o2.read(1).unwrap();
+    let normal = thread_policies("oram-shuffle-");
+    assert!(!normal.is_empty() && normal.iter().all(|&p| p == 0), "policies {normal:?}, SCHED_OTHER is 0");
 }

@@ -4,6 +4,9 @@ use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use veil_oram::http::{ServeConfig, Server, Stopped};
 use veil_oram::service::{Source, Store};
 use veil_oram::OramError;
 
@@ -15,16 +18,82 @@ fn to_py(e: OramError) -> PyErr {
     }
 }
 
-/// Runs one measured configuration (see veil_oram::measure::RunConfig) and returns JSON.
+/// Runs one measured configuration (see veil_oram::measure::RunConfig) and returns JSON. The
+/// run works on a thread of its own while this one checks for Ctrl-C every 50 ms: on one it
+/// asks the run to stop, waits for it and raises KeyboardInterrupt.
 #[pyfunction]
 fn run(py: Python<'_>, config: &str) -> PyResult<String> {
+    use std::sync::atomic::Ordering;
     let c = config.to_string();
-    py.allow_threads(move || veil_oram::measure::run_json(&c)).map_err(to_py)
+    veil_oram::measure::INTERRUPT.store(false, Ordering::Relaxed);
+    let work = std::thread::Builder::new()
+        .name("oram-measure".into())
+        .spawn(move || veil_oram::measure::run_json(&c))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    while !work.is_finished() {
+        py.allow_threads(|| std::thread::sleep(Duration::from_millis(50)));
+        if let Err(e) = py.check_signals() {
+            veil_oram::measure::INTERRUPT.store(true, Ordering::Relaxed);
+            let _ = py.allow_threads(move || work.join());
+            return Err(e);
+        }
+    }
+    work.join().map_err(|_| PyRuntimeError::new_err("measured run panicked"))?.map_err(to_py)
 }
 
 #[pyclass(frozen, name = "Store")]
 struct PyStore {
-    inner: Store,
+    inner: Arc<Store>,
+}
+
+/// The service's settings from Python keywords (seconds for the timeouts).
+#[allow(clippy::too_many_arguments)]
+fn serve_config(
+    token: String,
+    host: String,
+    port: u16,
+    tls_dir: Option<PathBuf>,
+    link_mbps: f64,
+    latency_ms: f64,
+    limits: Option<(usize, usize, f64, f64, f64, f64)>,
+    log: bool,
+) -> PyResult<ServeConfig> {
+    let mut c = ServeConfig::new(token);
+    c.host = host;
+    c.port = port;
+    c.link_mbps = link_mbps;
+    c.latency_ms = latency_ms;
+    c.log = log;
+    if let Some(d) = tls_dir {
+        c.tls = Some(veil_oram::http::tls_files(&d).ok_or_else(|| {
+            PyValueError::new_err(format!("{}: no tls.crt and tls.key (made by 'veil oram init')", d.display()))
+        })?);
+    }
+    if let Some((conns, body, header, idle, body_t, request)) = limits {
+        let secs = |x: f64| Duration::from_secs_f64(x.max(0.001));
+        (c.max_connections, c.max_body) = (conns.max(1), body.max(64));
+        (c.header_timeout, c.idle_timeout, c.body_timeout, c.request_timeout) =
+            (secs(header), secs(idle), secs(body_t), secs(request));
+    }
+    Ok(c)
+}
+
+/// A server running on its own thread (`PyStore.serve`); `stop()` shuts it down gracefully.
+#[pyclass(frozen, name = "Server")]
+struct PyServer {
+    inner: Mutex<Option<Server>>,
+    #[pyo3(get)]
+    port: u16,
+    #[pyo3(get)]
+    host: String,
+}
+
+#[pymethods]
+impl PyServer {
+    fn stop(&self, py: Python<'_>) {
+        let s = self.inner.lock().unwrap().take();
+        py.allow_threads(move || drop(s));
+    }
 }
 
 #[pymethods]
@@ -33,7 +102,7 @@ impl PyStore {
     /// with `redis` ("host:port") the slots live in that Redis server.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (dir, block_size, files=None, n_blocks=None, seed=0, threads=0, redis=None))]
+    #[pyo3(signature = (dir, block_size, files=None, n_blocks=None, seed=0, threads=0, redis=None, key_file=None))]
     fn init(
         py: Python<'_>,
         dir: PathBuf,
@@ -43,21 +112,81 @@ impl PyStore {
         seed: u64,
         threads: usize,
         redis: Option<String>,
+        key_file: Option<PathBuf>,
     ) -> PyResult<Self> {
         let source = match (files, n_blocks) {
             (Some(f), None) => Source::Files(f),
             (None, Some(n)) => Source::Synthetic { n_blocks: n, seed },
             _ => return Err(PyValueError::new_err("give either files or n_blocks")),
         };
-        let inner = py.allow_threads(move || Store::init(&dir, block_size, source, threads, redis.as_deref())).map_err(to_py)?;
-        Ok(Self { inner })
+        let inner = py
+            .allow_threads(move || Store::init(&dir, block_size, source, threads, redis.as_deref(), key_file.as_deref()))
+            .map_err(to_py)?;
+        Ok(Self { inner: Arc::new(inner) })
     }
 
     #[staticmethod]
-    #[pyo3(signature = (dir, threads=0))]
-    fn open(py: Python<'_>, dir: PathBuf, threads: usize) -> PyResult<Self> {
-        let inner = py.allow_threads(move || Store::open(&dir, threads)).map_err(to_py)?;
-        Ok(Self { inner })
+    #[pyo3(signature = (dir, threads=0, key_file=None))]
+    fn open(py: Python<'_>, dir: PathBuf, threads: usize, key_file: Option<PathBuf>) -> PyResult<Self> {
+        let inner = py.allow_threads(move || Store::open(&dir, threads, key_file.as_deref())).map_err(to_py)?;
+        Ok(Self { inner: Arc::new(inner) })
+    }
+
+    /// Serves this store on a thread of its own (tests, embedding); see veil_oram::http.
+    /// `limits`: (max connections, max body bytes, header, idle, body, request timeouts in s).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (token, host="127.0.0.1".to_string(), port=0, tls_dir=None, link_mbps=0.0, latency_ms=0.0, limits=None, log=true))]
+    fn serve(
+        &self,
+        py: Python<'_>,
+        token: String,
+        host: String,
+        port: u16,
+        tls_dir: Option<PathBuf>,
+        link_mbps: f64,
+        latency_ms: f64,
+        limits: Option<(usize, usize, f64, f64, f64, f64)>,
+        log: bool,
+    ) -> PyResult<PyServer> {
+        let cfg = serve_config(token, host, port, tls_dir, link_mbps, latency_ms, limits, log)?;
+        let store = self.inner.clone();
+        let srv = py.allow_threads(move || Server::start(store, cfg)).map_err(to_py)?;
+        let a = srv.addr();
+        Ok(PyServer { inner: Mutex::new(Some(srv)), port: a.port(), host: a.ip().to_string() })
+    }
+
+    /// Serves until SIGINT or SIGTERM (`veil oram serve`); calls `ready(host, port)` once
+    /// listening. Returns "interrupt" or "terminate".
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (token, ready, host="127.0.0.1".to_string(), port=0, tls_dir=None, link_mbps=0.0, latency_ms=0.0))]
+    fn serve_until_signal(
+        &self,
+        py: Python<'_>,
+        token: String,
+        ready: PyObject,
+        host: String,
+        port: u16,
+        tls_dir: Option<PathBuf>,
+        link_mbps: f64,
+        latency_ms: f64,
+    ) -> PyResult<&'static str> {
+        let cfg = serve_config(token, host, port, tls_dir, link_mbps, latency_ms, None, true)?;
+        let store = self.inner.clone();
+        let how = py
+            .allow_threads(move || {
+                veil_oram::http::serve_until_signal(store, cfg, |a| {
+                    // a Ctrl-C that lands inside the callback surfaces there as KeyboardInterrupt;
+                    // the server's own handler has it too and stops, so it is not reported twice
+                    Python::with_gil(|py| {
+                        let _ = ready.call1(py, (a.ip().to_string(), a.port()));
+                    })
+                })
+            })
+            .map_err(to_py)?;
+        Ok(match how {
+            Stopped::Interrupt => "interrupt",
+            Stopped::Terminate => "terminate",
+        })
     }
 
     /// Reads block `id` obliviously (the GIL is released; concurrent callers queue).
@@ -97,8 +226,16 @@ impl PyStore {
     }
 }
 
+/// Writes tls.crt / tls.key / tls.fingerprint into `dir`; returns the certificate's SHA-256.
+#[pyfunction]
+fn make_tls_identity(dir: PathBuf) -> PyResult<String> {
+    veil_oram::http::make_tls_identity(&dir).map_err(to_py)
+}
+
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let m = PyModule::new(parent.py(), "oram")?;
+    m.add_function(wrap_pyfunction!(make_tls_identity, &m)?)?;
+    m.add_class::<PyServer>()?;
     m.add_function(wrap_pyfunction!(run, &m)?)?;
     m.add_class::<PyStore>()?;
     parent.add_submodule(&m)?;

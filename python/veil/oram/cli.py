@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
 from veil.core import ConfigError, VeilError, register_cli
 
 KB = 1024
+MAX_ID = (1 << 64) - 1
 
 
 def _size(text: str) -> int:
@@ -32,9 +34,43 @@ def _native_call(fn, *a, **kw):
         raise VeilError(str(e)) from None
 
 
+def _threads(n: int) -> int:
+    if n < 0 or n > 1024:
+        raise ConfigError(f"--threads {n}: must be in 0..1024 (0: one per core)")
+    return n
+
+
+def _port(p: int) -> int:
+    if not 0 <= p <= 65535:
+        raise ConfigError(f"--port {p}: must be in 0..65535")
+    return p
+
+
+def _writable_out(out: str) -> Path:
+    p = Path(out)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise ConfigError(f"--out {out}: is a directory")
+    if not parent.is_dir():
+        raise ConfigError(f"--out {out}: no such directory {parent}")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ConfigError(f"--out {out}: not writable")
+    return p
+
+
+def _check_new_dir(data: Path) -> None:
+    if data.exists() and not data.is_dir():
+        raise ConfigError(f"{data}: exists and is not a directory")
+    if data.is_dir() and any(data.iterdir()):
+        raise ConfigError(f"{data}: not empty (give a new or empty directory)")
+    parent = data.parent if data.parent != Path("") else Path(".")
+    if not data.exists() and not (parent.is_dir() and os.access(parent, os.W_OK)):
+        raise ConfigError(f"{data}: cannot create it (parent missing or not writable)")
+
+
 def cmd_init(args) -> int:
     from veil.oram.engine import native
-    from veil.oram.server import read_or_make_token
+    from veil.oram.server import find_key_file, make_token
 
     bs = _size(args.block_size)
     data = Path(args.data_dir)
@@ -42,66 +78,100 @@ def cmd_init(args) -> int:
         raise ConfigError("give FILES or --blocks, not both")
     if args.blocks is None and not args.files:
         raise ConfigError("nothing to store: give FILES or --blocks N")
+    if args.blocks is not None and not 1 <= args.blocks <= 1 << 32:
+        raise ConfigError(f"--blocks {args.blocks}: must be in 1..2^32")
+    _threads(args.threads)
     for f in args.files:
         if not Path(f).is_file():
             raise ConfigError(f"{f}: not a readable file")
-    if args.blocks is not None:
-        store = _native_call(native().Store.init, str(data), bs, n_blocks=args.blocks, seed=args.seed,
-                             threads=args.threads, redis=args.redis)
-    else:
-        store = _native_call(native().Store.init, str(data), bs, files=[str(Path(f)) for f in args.files],
-                             threads=args.threads, redis=args.redis)
-    read_or_make_token(data)
+    _check_new_dir(data)
+    key_file = find_key_file(args.key_file)
+    if key_file and Path(key_file).exists():
+        raise ConfigError(f"--key-file {key_file}: already exists (init makes a new key)")
+    existed = data.exists()
+    try:
+        if args.blocks is not None:
+            store = _native_call(native().Store.init, str(data), bs, n_blocks=args.blocks, seed=args.seed,
+                                 threads=args.threads, redis=args.redis, key_file=key_file)
+        else:
+            store = _native_call(native().Store.init, str(data), bs, files=[str(Path(f)) for f in args.files],
+                                 threads=args.threads, redis=args.redis, key_file=key_file)
+        make_token(data)
+        fp = _native_call(native().make_tls_identity, str(data))
+    except BaseException:
+        # a failed init leaves nothing behind: not the directory, not a key elsewhere
+        if existed:
+            for child in data.iterdir():
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+        else:
+            shutil.rmtree(data, ignore_errors=True)
+        if key_file:
+            Path(key_file).unlink(missing_ok=True)
+        raise
     import json
 
     m = json.loads(store.manifest())
     print(f"initialised {data}: {m['n_blocks']} blocks of {bs} bytes"
           + (f" from {len(m['files'])} files" if m["files"] else " (synthetic)")
-          + f"; client token in {data / 'client.token'}")
+          + f"; client token in {data / 'client.token'}; certificate SHA-256 {fp}")
     return 0
 
 
 def cmd_serve(args) -> int:
     from veil.oram.engine import native
-    from veil.oram.server import Link, read_or_make_token, serve
+    from veil.oram.server import find_key_file, find_token, read_fingerprint
 
     data = Path(args.data_dir)
+    _port(args.port)
+    _threads(args.threads)
     if not data.is_dir():
         raise ConfigError(f"{data}: no such data directory (create one with 'veil oram init')")
-    store = _native_call(native().Store.open, str(data), threads=args.threads)
-    token = args.token or os.environ.get("VEIL_ORAM_TOKEN") or read_or_make_token(data)
+    token = find_token(args.token_file, data)
+    tls_dir = None
+    scheme, note = "http", ""
+    if args.insecure_plaintext:
+        print("warning: --insecure-plaintext: replies are sealed and the token never sent, but block ids'"
+              " timing, sizes and the session handshake travel without TLS", file=sys.stderr, flush=True)
+    else:
+        tls_dir = str(data)
+        scheme, note = "https", f" (certificate SHA-256 {read_fingerprint(data)})"
+    store = _native_call(native().Store.open, str(data), threads=args.threads,
+                         key_file=find_key_file(args.key_file))
 
-    def ready(httpd):
-        h, p = httpd.server_address[:2]
-        print(f"serving {data} on http://{h}:{p}", flush=True)
+    def ready(host, port):
+        print(f"serving {data} on {scheme}://{host}:{port}{note}", flush=True)
 
-    serve(store, token, args.host, args.port, Link(args.link_mbps, args.latency_ms), ready=ready)
+    how = _native_call(store.serve_until_signal, token, ready, host=args.host, port=args.port, tls_dir=tls_dir,
+                       link_mbps=args.link_mbps, latency_ms=args.latency_ms)
+    if how == "interrupt":
+        raise KeyboardInterrupt
+    print("stopped (SIGTERM)", flush=True)
     return 0
 
 
 def cmd_get(args) -> int:
     from veil.oram.client import OramClient
+    from veil.oram.server import find_token, read_fingerprint
 
-    token = args.token or os.environ.get("VEIL_ORAM_TOKEN")
-    if not token and args.data_dir:
-        token = (Path(args.data_dir) / "client.token").read_text().strip()
-    if not token:
-        raise ConfigError("no access token: --token, $VEIL_ORAM_TOKEN or --data-dir")
-    c = OramClient(args.url, token)
+    if args.data_dir is not None and not Path(args.data_dir).is_dir():
+        raise ConfigError(f"--data-dir {args.data_dir}: no such directory")
+    if args.id is not None and not 0 <= args.id <= MAX_ID:
+        raise ConfigError(f"block id {args.id}: must be in 0..2^64-1")
+    if args.id is None and args.file is None:
+        raise ConfigError("give a block ID or --file NAME")
+    out = _writable_out(args.out) if args.out else None
+    token = find_token(args.token_file, args.data_dir)
+    fp = args.fingerprint
+    if fp is None and args.data_dir is not None and args.url.startswith("https:"):
+        fp = read_fingerprint(args.data_dir)
+    c = OramClient(args.url, token, fingerprint=fp, insecure_plaintext=args.insecure_plaintext)
     try:
-        if args.file is not None:
-            data = c.get_file(args.file)
-        elif args.id is not None:
-            if args.id < 0:
-                raise ConfigError(f"block id {args.id}: must be >= 0")
-            data = c.get(args.id)
-        else:
-            raise ConfigError("give a block ID or --file NAME")
+        data = c.get_file(args.file) if args.file is not None else c.get(args.id)
     finally:
         c.close()
-    if args.out:
-        Path(args.out).write_bytes(data)
-        print(f"wrote {len(data)} bytes to {args.out}")
+    if out is not None:
+        out.write_bytes(data)
+        print(f"wrote {len(data)} bytes to {out}")
     else:
         sys.stdout.buffer.write(data)
     return 0
@@ -111,23 +181,27 @@ def cmd_get(args) -> int:
 def add_cli(subparsers) -> None:
     p = subparsers.add_parser("oram", help="PRO-ORAM store: init, serve, get")
     sub = p.add_subparsers(dest="oram_command", metavar="ACTION", parser_class=type(p))
+    key_help = "the sealing key's file, e.g. on another volume (default $VEIL_ORAM_KEY_FILE or DATA_DIR/sealing.key)"
 
-    s = sub.add_parser("init", help="create a store from files (chunked into blocks) or synthetic blocks")
+    s = sub.add_parser("init", help="create a store, its access token and TLS certificate")
     s.add_argument("data_dir", metavar="DATA_DIR")
     s.add_argument("files", nargs="*", metavar="FILES")
     s.add_argument("--block-size", required=True, help="block size B, e.g. 4096 or 256K")
     s.add_argument("--blocks", type=int, help="N synthetic blocks instead of files")
     s.add_argument("--seed", type=int, default=0, help="seed of the synthetic contents")
     s.add_argument("--threads", type=int, default=0, help="shuffle threads (0: one per core)")
+    s.add_argument("--key-file", help=key_help)
     s.add_argument("--redis", metavar="HOST:PORT",
                    help="keep the untrusted slots in this Redis server instead of DATA_DIR")
     s.set_defaults(handler=cmd_init)
 
-    s = sub.add_parser("serve", help="serve a store over HTTP")
+    s = sub.add_parser("serve", help="serve a store over HTTPS (until Ctrl-C or SIGTERM)")
     s.add_argument("data_dir", metavar="DATA_DIR")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8470)
-    s.add_argument("--token", help="access token (default $VEIL_ORAM_TOKEN or DATA_DIR/client.token)")
+    s.add_argument("--token-file", help="access token file (default $VEIL_ORAM_TOKEN or DATA_DIR/client.token)")
+    s.add_argument("--key-file", help=key_help)
+    s.add_argument("--insecure-plaintext", action="store_true", help="serve plain HTTP instead of TLS (warns)")
     s.add_argument("--threads", type=int, default=0, help="shuffle threads (0: one per core)")
     s.add_argument("--link-mbps", type=float, default=0.0, help="emulate a link of this bandwidth (0: off)")
     s.add_argument("--latency-ms", type=float, default=0.0, help="emulated one-way latency per reply")
@@ -136,9 +210,11 @@ def add_cli(subparsers) -> None:
     s = sub.add_parser("get", help="fetch one block (or a whole file) from a server")
     s.add_argument("id", type=int, nargs="?", metavar="ID")
     s.add_argument("--file", help="fetch this stored file instead of one block")
-    s.add_argument("--url", default="http://127.0.0.1:8470")
-    s.add_argument("--token")
-    s.add_argument("--data-dir", help="read the token from DATA_DIR/client.token")
+    s.add_argument("--url", default="https://127.0.0.1:8470")
+    s.add_argument("--fingerprint", help="the server certificate's SHA-256 (default: DATA_DIR/tls.fingerprint)")
+    s.add_argument("--token-file", help="access token file (default $VEIL_ORAM_TOKEN or DATA_DIR/client.token)")
+    s.add_argument("--data-dir", help="read the token and fingerprint from this store's directory")
+    s.add_argument("--insecure-plaintext", action="store_true", help="allow an http:// URL")
     s.add_argument("--out", help="write here instead of stdout")
     s.set_defaults(handler=cmd_get)
 

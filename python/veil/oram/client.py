@@ -1,15 +1,19 @@
-"""Python client of `veil oram serve`: opens a session, fetches and decrypts blocks and files."""
+"""Python client of `veil oram serve`: pins the server's certificate, runs the key exchange,
+fetches and decrypts blocks and files, and re-establishes its session after a server restart."""
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
+import ssl
 import urllib.parse
 
 from cryptography.exceptions import InvalidTag
 
 from veil.core import ConfigError, VeilError
-from veil.oram.protocol import SESSION_HEADER, open_sealed, session_key
+from veil.oram.protocol import (MAX_ID, STATUS_INTEGRITY, STATUS_OK, STATUS_UNKNOWN, Handshake, open_reply,
+                                read_request)
 
 
 class OramClientError(VeilError):
@@ -20,69 +24,154 @@ class OramRequestError(ConfigError):
     """The server refused the request as bad input (unknown block, wrong token, malformed)."""
 
 
-class OramClient:
-    def __init__(self, url: str, token: str, timeout: float = 60.0):
-        u = urllib.parse.urlparse(url)
-        if u.scheme != "http" or not u.hostname:
-            raise OramRequestError(f"server URL {url!r}: expected http://HOST:PORT")
-        self.host, self.port, self.timeout = u.hostname, u.port or 80, timeout
-        self.token = token
-        self.conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
-        try:
-            info = self._request("POST", "/session", session=False)
-        except BaseException:
-            self.conn.close()
-            raise
-        meta = json.loads(info)
-        self.sid = meta["session"]
-        self.n_blocks, self.block_size = meta["n_blocks"], meta["block_size"]
-        self.key = session_key(token, self.sid)
+def normalise_fingerprint(fp: str) -> str:
+    f = fp.strip().replace(":", "").lower()
+    if len(f) != 64 or any(ch not in "0123456789abcdef" for ch in f):
+        raise OramRequestError(f"certificate fingerprint {fp!r}: expected 64 hex digits (SHA-256)")
+    return f
 
-    def _request(self, method: str, path: str, session: bool = True) -> bytes:
-        headers = {"Authorization": f"Bearer {self.token}"}
-        if session:
-            headers[SESSION_HEADER] = self.sid
+
+class OramClient:
+    """`url` is https://HOST:PORT with `fingerprint` (the SHA-256 of the server's certificate,
+    printed by `veil oram init`), or http://HOST:PORT with insecure_plaintext=True."""
+
+    def __init__(self, url: str, token: str, *, fingerprint: str | None = None, insecure_plaintext: bool = False,
+                 timeout: float = 60.0):
+        u = urllib.parse.urlparse(url)
+        if u.scheme not in ("https", "http") or not u.hostname:
+            raise OramRequestError(f"server URL {url!r}: expected https://HOST:PORT")
+        if u.scheme == "http" and not insecure_plaintext:
+            raise OramRequestError(f"server URL {url!r}: plain http needs --insecure-plaintext")
+        if u.scheme == "https" and not fingerprint:
+            raise OramRequestError("https needs the server's certificate fingerprint (--fingerprint or --data-dir)")
+        if not token:
+            raise OramRequestError("empty access token")
+        try:
+            port = u.port or (443 if u.scheme == "https" else 80)
+        except ValueError:
+            raise OramRequestError(f"server URL {url!r}: bad port") from None
+        self.host, self.port, self.timeout, self.tls = u.hostname, port, timeout, u.scheme == "https"
+        self.fingerprint = normalise_fingerprint(fingerprint) if self.tls else None
+        self._hs_token = token
+        self.conn: http.client.HTTPConnection | None = None
+        self.counter = 0
+        self.sessions_opened = 0
+        try:
+            self._handshake()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- transport ----------------------------------------------------------------------------
+    def _connect(self) -> http.client.HTTPConnection:
+        if not self.tls:
+            c = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            c.connect()
+            return c
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        # trust comes from the pinned fingerprint, checked before anything is sent
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        c = http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout, context=ctx)
+        c.connect()
+        der = c.sock.getpeercert(binary_form=True)
+        got = hashlib.sha256(der or b"").hexdigest()
+        if got != self.fingerprint:
+            c.close()
+            raise OramClientError(f"{self.host}:{self.port}: certificate SHA-256 {got} is not the pinned "
+                                  f"{self.fingerprint}: refusing to talk to it")
+        return c
+
+    def _post(self, path: str, body: bytes) -> tuple[int, bytes]:
         for attempt in (0, 1):
             try:
-                self.conn.request(method, path, headers=headers)
+                if self.conn is None:
+                    self.conn = self._connect()
+                self.conn.request("POST", path, body=body, headers={"Content-Type": "application/octet-stream"})
                 r = self.conn.getresponse()
-                body = r.read()
-                break
+                data = r.read()
+                if r.getheader("Connection", "").lower() == "close":
+                    self.close()
+                return r.status, data
+            except OramClientError:
+                raise
             except (ConnectionError, http.client.HTTPException, OSError) as e:
-                self.conn.close()
-                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+                self.close()
                 if attempt:
-                    raise OramClientError(f"{method} {path}: {e}") from None
-        if r.status != 200:
-            try:
-                msg = json.loads(body)["error"]
-            except (ValueError, KeyError):
-                msg = body[:200].decode(errors="replace")
-            cls = OramRequestError if 400 <= r.status < 500 else OramClientError
-            raise cls(f"{method} {path}: {r.status} {msg}")
-        return body
+                    raise OramClientError(f"{self.host}:{self.port}: {e or type(e).__name__}") from None
+        raise AssertionError("unreachable")
 
-    def _open(self, what: str, blob: bytes) -> bytes:
+    @staticmethod
+    def _fail(path: str, status: int, data: bytes) -> VeilError:
         try:
-            return open_sealed(self.key, f"{self.sid}:{what}", blob)
-        except InvalidTag:
-            raise OramClientError(f"reply for {what} fails authentication") from None
+            msg = json.loads(data)["error"]
+        except (ValueError, KeyError, TypeError):
+            msg = data[:200].decode(errors="replace")
+        cls = OramRequestError if 400 <= status < 500 else OramClientError
+        return cls(f"POST {path}: {status} {msg}")
+
+    @staticmethod
+    def _code(data: bytes) -> str:
+        try:
+            return json.loads(data).get("code", "")
+        except (ValueError, AttributeError):
+            return ""
+
+    # -- protocol -----------------------------------------------------------------------------
+    def _handshake(self) -> None:
+        hs = Handshake(self._hs_token)
+        status, data = self._post("/session", hs.hello())
+        if status != 200:
+            raise self._fail("/session", status, data)
+        try:
+            self.sid, self.key, info = hs.finish(json.loads(data))
+        except (ValueError, KeyError, TypeError, InvalidTag) as e:
+            raise OramClientError(f"session handshake failed: {e or type(e).__name__}") from None
+        self.n_blocks, self.block_size, self.files = info["n_blocks"], info["block_size"], info["files"]
+        self.counter = 0
+        self.sessions_opened += 1
 
     def get(self, block_id: int) -> bytes:
-        return self._open(str(block_id), self._request("GET", f"/block/{int(block_id)}"))
+        if not 0 <= block_id <= MAX_ID:
+            raise OramRequestError(f"block id {block_id}: must be in 0..2^64-1")
+        for attempt in (0, 1):
+            self.counter += 1
+            ctr = self.counter
+            status, data = self._post("/read", read_request(self.key, self.sid, ctr, block_id))
+            if status == 401 and self._code(data) == "session" and not attempt:
+                # the server restarted (or dropped this session): a new key exchange, then again
+                self._handshake()
+                continue
+            if status != 200:
+                raise self._fail("/read", status, data)
+            try:
+                st, block = open_reply(self.key, self.sid, ctr, data)
+            except InvalidTag:
+                raise OramClientError(f"reply for block {block_id} fails authentication") from None
+            if st == STATUS_OK:
+                return block
+            if st == STATUS_UNKNOWN:
+                raise OramRequestError(f"unknown block id {block_id}: the store holds blocks 0..{self.n_blocks}")
+            if st == STATUS_INTEGRITY:
+                raise OramClientError(f"block {block_id}: integrity check failed: the server's storage was modified")
+            raise OramClientError(f"block {block_id}: storage failure on the server")
+        raise AssertionError("unreachable")
 
     def manifest(self) -> dict:
-        return json.loads(self._open("manifest", self._request("GET", "/manifest")))
+        return {"n_blocks": self.n_blocks, "block_size": self.block_size, "files": self.files}
 
     def get_file(self, name: str) -> bytes:
-        for f in self.manifest()["files"]:
+        for f in self.files:
             if f["name"] == name or f["name"].rsplit("/", 1)[-1] == name:
                 data = b"".join(self.get(f["first_block"] + i) for i in range(f["blocks"]))
                 return data[: f["bytes"]]
-        raise OramClientError(f"no file named {name!r} in the store")
+        raise OramRequestError(f"no file named {name!r} in the store")
 
     def close(self) -> None:
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
     def __enter__(self) -> OramClient:
         return self

@@ -33,6 +33,9 @@ class AccessConfig(ExperimentConfig):
     pace: bool = Field(True, description="each request waits for its share of the shuffle (constant latency)")
     pace_margin: float = Field(0.15, ge=0, le=4, description="headroom of the request clock over the recent "
                                                              "shuffle time (more: flatter latency, longer)")
+    shuffle_priority: Literal["normal", "idle"] = Field(
+        "normal", description="PRO-ORAM shuffle threads: normal priority (keeps its share beside other work) or "
+                              "SCHED_IDLE (flattest latency on a machine of its own, starves beside busy processes)")
     run_ahead: int = Field(3, ge=1, le=4, description="PRO-ORAM: epochs the shuffle may have built ahead of the "
                                                        "served one (storage holds run_ahead + 2 copies)")
     link_mbps: float = Field(7.0, ge=0, description="link bandwidth for the network share of latency (0: none)")
@@ -52,7 +55,8 @@ def access(cfg: AccessConfig) -> dict:
         "engine": cfg.engine, "n_blocks": n, "block_size": b, "accesses": cfg.accesses, "warmup": warm,
         "threads": cfg.threads, "seed": cfg.seed, "pattern": cfg.pattern, "backend": cfg.backend,
         "redis": cfg.redis if cfg.backend == "redis" else None,
-        "pace": cfg.pace, "pace_margin": cfg.pace_margin, "run_ahead": cfg.run_ahead, "link_mbps": cfg.link_mbps, "verify": True,
+        "pace": cfg.pace, "pace_margin": cfg.pace_margin,
+        "shuffle_idle": cfg.shuffle_priority == "idle", "run_ahead": cfg.run_ahead, "link_mbps": cfg.link_mbps, "verify": True,
     }
     if cfg.backend != "file":
         return run(point)

@@ -1,36 +1,80 @@
-"""The service's wire protocol, shared by server and client.
+"""The service's wire protocol (version 1), client side; the server is `veil_oram::http`.
 
-A client proves it holds the access token and gets a session id; both sides derive the
-session key as HMAC-SHA256(token, "veil-oram-session" || sid)[:16], so the key never crosses
-the wire. Each reply is AES-GCM under that key, nonce || ciphertext || tag, with the request
-(session, resource) as associated data so a reply cannot be replayed for another request.
+* `K_auth = HMAC-SHA256(token, "veil-oram/1 auth")`: the token itself is never sent.
+* Handshake, `POST /session` with `{"client_pub", "mac"}`: an ephemeral X25519 key and
+  `HMAC(K_auth, "veil-oram/1 hello" || client_pub)`. The server returns its ephemeral key, a
+  session id and a proof; `prk = HMAC(K_auth, X25519 secret)`, the session key is
+  `HMAC(prk, "veil-oram/1 session" || transcript)`, the proof `HMAC(prk, "veil-oram/1 server" ||
+  transcript)` with `transcript = client_pub || server_pub || sid`. Without an ephemeral private
+  key an observer (or a replay of the hello) cannot get the session key, with or without TLS.
+* `POST /read`, body `sid || counter (8, big-endian) || AES-256-GCM(id as u64 LE)`; the reply is
+  `AES-256-GCM(status || B bytes)` whatever happened, so success, an unknown id and a failed
+  storage check cannot be told apart on the wire.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import os
+import json
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-SESSION_HEADER = "X-Veil-Session"
-MAX_PATH = 256
-MAX_BODY = 4096
+PROTOCOL = "veil-oram/1"
+SID_LEN = 16
+MAX_ID = (1 << 64) - 1
+STATUS_OK, STATUS_UNKNOWN, STATUS_INTEGRITY, STATUS_STORAGE = 0, 1, 2, 3
+_RAW = dict(encoding=serialization.Encoding.Raw, format=serialization.PublicFormat.Raw)
 
 
-def session_key(token: str, sid: str) -> bytes:
-    return hmac.new(token.encode(), b"veil-oram-session" + sid.encode(), hashlib.sha256).digest()[:16]
+def _mac(key: bytes, *parts: bytes) -> bytes:
+    return hmac.new(key, b"".join(parts), hashlib.sha256).digest()
 
 
-def seal(key: bytes, aad: str, data: bytes) -> bytes:
-    nonce = os.urandom(12)
-    return nonce + AESGCM(key).encrypt(nonce, data, aad.encode())
+def auth_key(token: str) -> bytes:
+    return _mac(token.encode(), b"veil-oram/1 auth")
 
 
-def open_sealed(key: bytes, aad: str, blob: bytes) -> bytes:
-    return AESGCM(key).decrypt(blob[:12], blob[12:], aad.encode())
+def _nonce(direction: int, counter: int) -> bytes:
+    return bytes([direction, 0, 0, 0]) + counter.to_bytes(8, "big")
 
 
-def tokens_equal(a: str, b: str) -> bool:
-    return hmac.compare_digest(a.encode(), b.encode())
+class Handshake:
+    """The client's half of the key exchange."""
+
+    def __init__(self, token: str):
+        self.auth = auth_key(token)
+        self._priv = X25519PrivateKey.generate()
+        self.client_pub = self._priv.public_key().public_bytes(**_RAW)
+
+    def hello(self) -> bytes:
+        mac = _mac(self.auth, b"veil-oram/1 hello", self.client_pub)
+        return json.dumps({"client_pub": self.client_pub.hex(), "mac": mac.hex()}).encode()
+
+    def finish(self, reply: dict) -> tuple[bytes, bytes, dict]:
+        """(sid, session key, store info) from the server's reply; ValueError if its proof is wrong."""
+        sid, server_pub = bytes.fromhex(reply["session"]), bytes.fromhex(reply["server_pub"])
+        if len(sid) != SID_LEN or len(server_pub) != 32:
+            raise ValueError("malformed session reply")
+        shared = self._priv.exchange(X25519PublicKey.from_public_bytes(server_pub))
+        prk = _mac(self.auth, shared)
+        transcript = self.client_pub + server_pub + sid
+        if not hmac.compare_digest(_mac(prk, b"veil-oram/1 server", transcript), bytes.fromhex(reply["proof"])):
+            raise ValueError("the server's proof is wrong: it does not hold this access token")
+        key = _mac(prk, b"veil-oram/1 session", transcript)
+        info = json.loads(AESGCM(key).decrypt(_nonce(3, 0), bytes.fromhex(reply["info"]), sid))
+        return sid, key, info
+
+
+def read_request(key: bytes, sid: bytes, counter: int, block_id: int) -> bytes:
+    c = counter.to_bytes(8, "big")
+    return sid + c + AESGCM(key).encrypt(_nonce(1, counter), block_id.to_bytes(8, "little"), b"req" + sid + c)
+
+
+def open_reply(key: bytes, sid: bytes, counter: int, body: bytes) -> tuple[int, bytes]:
+    """(status, block) of a read reply; raises cryptography's InvalidTag if it was altered."""
+    c = counter.to_bytes(8, "big")
+    pt = AESGCM(key).decrypt(_nonce(2, counter), body, b"rep" + sid + c)
+    return pt[0], pt[1:]
