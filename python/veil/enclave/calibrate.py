@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from veil.core import ConfigError
-from veil.enclave.server import CALIBRATED, ServerConfig, native_config, simulate_many
-from veil.enclave.targets import (CALIBRATION_HALF, HAND_TUNED, INTEGER, LAMBDA, PRIOR, TARGETS, evaluate, point_rows,
-                                  target_values)
+from veil.enclave.server import CALIBRATED, simulate_many
+from veil.enclave.targets import (CALIBRATION_HALF, HAND_TUNED, INTEGER, LAMBDA, PRIOR, TARGETS, Target, evaluate,
+                                  point_configs, point_rows, target_values)
 
 # Physical ranges the search stays in (an out-of-order core overlaps 1-8 misses, and so on).
 BOUNDS: dict[str, tuple[float, float]] = {
@@ -41,6 +41,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "syscall_lines_scale": (0.25, 8.0), "global_lines_scale": (0.25, 32.0), "kernel_state_kb": (2, 64),
     "core_mlp": (1.0, 8.0), "copy_mlp": (1.0, 8.0), "ctx_switch_kb": (1, 64), "responder_ws_lines": (2, 64),
 }
+
 
 def objective(values: dict[str, float], constants: dict[str, float], targets: list[Target]) -> float:
     fit = sum(t.error(values[t.key]) ** 2 for t in targets)
@@ -91,11 +92,7 @@ def calibrate(params: list[str] | None = None, start: dict[str, float] | None = 
         if not todo:
             return
         rows = point_rows([half])
-        cfgs = []
-        for c in todo:
-            base = {**c, "workers": 64, "requests": requests}
-            cfgs += [native_config(ServerConfig(**{**base, **row})) for row in rows]
-        res = simulate_many(cfgs)
+        res = simulate_many([cfg for c in todo for cfg in point_configs(c, rows, requests)])
         n = len(rows)
         for i, c in enumerate(todo):
             vals = target_values(rows, res[i * n:(i + 1) * n])

@@ -98,13 +98,16 @@ def target_values(rows: list[dict[str, Any]], results: list[dict[str, Any]]) -> 
     return out
 
 
-def evaluate(constants: dict[str, float], policies: list[str], requests: int = 1000,
-             extra: dict[str, Any] | None = None) -> dict[str, float]:
+def point_configs(constants: dict[str, float], rows: list[dict[str, Any]], requests: int) -> list[dict[str, Any]]:
+    """Native configs of `point_rows` at 64 workers with these constants."""
+    base = {**constants, "workers": 64, "requests": requests}
+    return [native_config(ServerConfig(**{**base, **row})) for row in rows]
+
+
+def evaluate(constants: dict[str, float], policies: list[str], requests: int = 1000) -> dict[str, float]:
     """Runs the 64-worker points of `policies` with these constants (in parallel, in Rust)."""
     rows = point_rows(policies)
-    base = {**(extra or {}), **constants, "workers": 64, "requests": requests}
-    cfgs = [native_config(ServerConfig(**{**base, **row})) for row in rows]
-    return target_values(rows, simulate_many(cfgs))
+    return target_values(rows, simulate_many(point_configs(constants, rows, requests)))
 
 
 
