@@ -134,7 +134,8 @@ pub struct Config {
     pub responder_ws_lines: u32,
     /// Compute per 64-byte line copied by pack, unpack or the kernel.
     pub copy_cycles_per_line: f64,
-    /// Scales every workload (non-system-call) compute cost of the Server step table.
+    /// Scales every workload (non-system-call) compute cost of the Server step table. This and
+    /// the next four multiply the table's first estimates (workload.rs); calibrated.
     pub work_scale: f64,
     /// Scales every system-call compute cost of the Server step table.
     pub syscall_scale: f64,
