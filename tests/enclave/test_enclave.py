@@ -120,5 +120,12 @@ def test_reproducer_writes_the_results_keys(veil_cli, tmp_path):
     for p in ("sgx", "sev"):
         assert res[f"enclave/{p}/exl_64w_over_32w"] < res[f"enclave/{p}/sse_hp_64w_over_32w"]
         assert res[f"enclave/{p}/sse_hp_64w_over_32w"] > 1.7
+    # Each target says where it comes from and whether it was calibrated (SGX-like) or predicted.
+    refs = json.loads((tmp_path / "rep" / "references.json").read_text())
+    for p, basis in (("sgx", "calibrated"), ("sev", "predicted")):
+        r = refs[f"enclave/{p}/exl_slowdown_64w"]
+        assert r["basis"] == basis and r["source"] == "paper text, Sec. 5.1" and r["verdict"] == "within", r
+        g = refs[f"enclave/{p}/exl_64w_over_32w"]
+        assert g["verdict"] == ("shape only" if g["value"] < 1 else "outside"), "a missed decrease is reported"
     figs = {f.name for f in (tmp_path / "rep" / "figures").iterdir()}
     assert {"enclave_fig2_throughput.png", "enclave_fig3_breakdown.png", "enclave_beyond_sweeps.png"} <= figs

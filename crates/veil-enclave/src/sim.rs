@@ -34,7 +34,6 @@ pub const CAT_NAMES: [&str; 8] = ["workload", "pack", "unpack", "syscall", "poll
 
 // Footprints of the access streams (documented in docs/enclave.md).
 const ARGS_LINES: u64 = 8;
-const KERNEL_STATE_LINES: u64 = 16 * 1024 / 64;
 const GLOBAL_KERNEL_LINES: u64 = 16 * 1024 / 64;
 /// Lines of its stack a responder touches to run one call.
 const CALL_STACK_LINES: u64 = 4;
@@ -208,6 +207,8 @@ struct Sim<'a> {
     app_hot_lines: u64,
     resp_lines: u64,
     ctx_lines: u64,
+    /// Lines of kernel state per connection (`kernel_state_kb`).
+    kstate_lines: u64,
     // Layout of a worker's shared block (directory index space).
     sh_block: u64,
     sh_udata: u64,
@@ -337,7 +338,8 @@ impl<'a> Sim<'a> {
         let ring_lines = 2 * page_l.max(hdr_l);
         let sh_udata = 1;
         let sh_kstate = sh_udata + udata_l;
-        let sh_ring = sh_kstate + KERNEL_STATE_LINES;
+        let kstate_lines = (cfg.kernel_state_kb as u64 * 16).max(1);
+        let sh_ring = sh_kstate + kstate_lines;
         let sh_block = sh_ring + ring_lines;
         let global_base = sh_block * n as u64;
         let dir_lines = (global_base + GLOBAL_KERNEL_LINES + 1) as usize;
@@ -389,6 +391,7 @@ impl<'a> Sim<'a> {
             app_hot_lines: cfg.app_hot_kb as u64 * 16,
             resp_lines,
             ctx_lines,
+            kstate_lines,
             sh_block,
             sh_udata,
             sh_kstate,
@@ -565,7 +568,7 @@ impl<'a> Sim<'a> {
         let seed = call.name.bytes().fold(0u64, |a, b| a.wrapping_mul(31).wrapping_add(b as u64));
         let k_lines = (call.kernel_lines as f64 * self.cfg.syscall_lines_scale).round() as u64;
         for i in 0..k_lines {
-            let off = self.sh_kstate + (seed + i) % KERNEL_STATE_LINES;
+            let off = self.sh_kstate + (seed + i) % self.kstate_lines;
             stall += self.mem.access(l1, self.shared_line(w, off), i % 2 == 0);
         }
         let g_lines = (call.global_lines as f64 * self.cfg.global_lines_scale).round() as u64;
@@ -583,7 +586,7 @@ impl<'a> Sim<'a> {
                     self.workers[w].tx_pos = (p + n) % self.ring_lines;
                     (0..n).map(|i| self.shared_line(w, self.sh_ring + (p + i) % self.ring_lines)).collect()
                 }
-                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 7 + i) % KERNEL_STATE_LINES)).collect(),
+                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 7 + i) % self.kstate_lines)).collect(),
             };
             let (c, s) = self.copy(l1, &src, &dst);
             compute += c;
@@ -595,7 +598,7 @@ impl<'a> Sim<'a> {
             let n = dst.len() as u64;
             let src: Vec<u64> = match call.out_from {
                 Kernel::Nic | Kernel::PageCache => (0..n).map(|_| self.cold_line(exec_tile)).collect(),
-                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 3 + i) % KERNEL_STATE_LINES)).collect(),
+                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 3 + i) % self.kstate_lines)).collect(),
             };
             let (c, s) = self.copy(l1, &src, &dst);
             compute += c;

@@ -1,5 +1,7 @@
 //! Mechanism and target tests of the enclave model. Targets are the SSE paper's stated numbers
-//! (Sec. 5.1) with the tolerances of the issue; mechanisms are checked on their own counters.
+//! (Sec. 5.1): the SGX-like ones are *calibrated* (the constants were fitted on them by
+//! `python -m veil.enclave.calibrate`), the SEV-like ones *predicted*; mechanisms are checked on
+//! their own counters.
 
 use std::sync::OnceLock;
 
@@ -45,19 +47,59 @@ fn within(name: &str, got: f64, want: f64, tol: f64) {
 }
 
 #[test]
-fn exit_based_slowdowns_match_the_paper() {
+fn calibrated_sgx_like_slowdowns_within_tolerance() {
     let a = at64();
     within("EX-B SGX-like", slowdown(&a.exb[0], &a.bl), 2.2, 0.2);
+    within("EX-L SGX-like", slowdown(&a.exl[0], &a.bl), 1.7, 0.15);
+    within("EX-L 0-cycle switch SGX-like", slowdown(&a.exl0[0], &a.bl), 1.6, 0.15);
+    let sharing = |r: &SimResult| r.sharing_misses as f64 / a.bl.sharing_misses as f64;
+    within("SSE-NHP sharing ratio SGX-like", sharing(&a.nhp[0]), 4.8, 0.5 * 4.8);
+    within("SSE-HP sharing ratio SGX-like", sharing(&a.hp[0]), 4.4, 0.5 * 4.4);
+}
+
+/// Predictions: no constant was fitted on a SEV-like number. The slowdowns come out within the
+/// paper's band; the sharing ratios do not (5.4x against 2.4x and 1.4x; docs/enclave.md).
+#[test]
+fn predicted_sev_like_slowdowns_within_tolerance() {
+    let a = at64();
     within("EX-B SEV-like", slowdown(&a.exb[1], &a.bl), 1.5, 0.15);
+    within("EX-L SEV-like", slowdown(&a.exl[1], &a.bl), 1.4, 0.1);
+    within("EX-L 0-cycle switch SEV-like", slowdown(&a.exl0[1], &a.bl), 1.3, 0.1);
+    // Shapes the paper states between the two policies: fewer exits, smaller slowdowns.
+    for (x, name) in [(&a.exb, "EX-B"), (&a.exl, "EX-L"), (&a.hp, "SSE-HP")] {
+        assert!(slowdown(&x[1], &a.bl) < slowdown(&x[0], &a.bl), "{name}: SEV-like below SGX-like");
+    }
+}
+
+/// The committed calibration (configs/enclave/calibration.json) is what the model runs: its
+/// constants are the defaults and its recorded slowdowns are reproduced exactly.
+#[test]
+fn committed_calibration_is_the_default() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/enclave/calibration.json");
+    let fit: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(fit["half"], "sgx");
+    let d = serde_json::to_value(Config::default()).unwrap();
+    let consts = fit["constants"].as_object().unwrap();
+    assert_eq!(consts.len(), 10);
+    for (k, v) in consts {
+        assert_eq!(d[k].as_f64(), v.as_f64(), "default {k} differs from the calibration");
+    }
+    assert_eq!(fit["requests"], 1000);
+    let a = at64();
+    let cal = &fit["calibrated_values"];
+    let pred = &fit["predicted_values"];
+    for (p, key) in [(0, "sgx"), (1, "sev")] {
+        let vals = if p == 0 { cal } else { pred };
+        for (name, r) in [("ex-b", &a.exb[p]), ("ex-l", &a.exl[p]), ("ex-l0", &a.exl0[p])] {
+            let want = vals[format!("{key}/{name}/slowdown")].as_f64().unwrap();
+            within(&format!("recorded {key} {name}"), slowdown(r, &a.bl), want, 1e-9);
+        }
+    }
 }
 
 #[test]
-fn exitless_slowdowns_match_the_paper() {
+fn exitless_switch_cost_and_swaps() {
     let a = at64();
-    within("EX-L SGX-like", slowdown(&a.exl[0], &a.bl), 1.7, 0.15);
-    within("EX-L SEV-like", slowdown(&a.exl[1], &a.bl), 1.4, 0.1);
-    within("EX-L 0-cycle switch SGX-like", slowdown(&a.exl0[0], &a.bl), 1.6, 0.15);
-    within("EX-L 0-cycle switch SEV-like", slowdown(&a.exl0[1], &a.bl), 1.3, 0.1);
     for p in 0..2 {
         assert!(a.exl0[p].completion_cycles < a.exl[p].completion_cycles, "free switches help");
         assert_eq!(a.exl0[p].breakdown["ctx_switch"], 0.0);
@@ -263,4 +305,27 @@ fn oversubscribed_cores_still_serve_every_request() {
 fn a_responder_timer_shorter_than_a_switch_is_rejected() {
     let e = simulate(&Config { responder_sleep_us: 0.4, ..cfg(Model::ExL, Policy::Sgx, 64) }).unwrap_err();
     assert!(e.contains("responder_sleep_us"), "{e}");
+}
+
+/// The paper's EX-L "decrease in performance at 64 workers": the responder timer is the lever
+/// that makes one (a call waits for the rest of the responder's sleep), and it acts on the
+/// 64-worker point alone: at 32 workers every responder has a core of its own and never sleeps.
+/// So a decrease comes only with a 64-worker slowdown far above the paper's 1.7.
+#[test]
+fn the_timer_can_make_exl_decrease_only_with_a_much_larger_slowdown() {
+    let rs: Vec<SimResult> = simulate_many(&[
+        cfg(Model::ExL, Policy::Sgx, 32),
+        Config { responder_sleep_us: 80.0, ..cfg(Model::ExL, Policy::Sgx, 32) },
+        Config { responder_sleep_us: 80.0, ..cfg(Model::ExL, Policy::Sgx, 64) },
+    ])
+    .into_iter()
+    .map(|r| r.unwrap())
+    .collect();
+    let a = at64();
+    assert_eq!(rs[0].completion_cycles, rs[1].completion_cycles, "the timer does not touch 32 workers");
+    let gain_default = a.exl[0].throughput_krps / rs[0].throughput_krps;
+    assert!(gain_default > 1.2, "at the paper's 10 us timer EX-L still gains 32 -> 64: x{gain_default:.2}");
+    let gain_80 = rs[2].throughput_krps / rs[0].throughput_krps;
+    assert!(gain_80 < 1.0, "an 80 us timer turns the gain into a decrease: x{gain_80:.2}");
+    assert!(slowdown(&rs[2], &a.bl) > 2.0, "and the slowdown leaves the paper's band: {:.2}", slowdown(&rs[2], &a.bl));
 }

@@ -31,6 +31,17 @@ for _name, _doc in MODELS.items():
 for _name, _doc in POLICIES.items():
     register_component("enclave.policy", _name, doc=_doc)
 
+# The calibrated constants take their defaults from the Rust config (one source of truth; the
+# values come from `python -m veil.enclave.calibrate`, docs/enclave.md lists them).
+_NATIVE_DEFAULTS = json.loads(_native.enclave.defaults())
+CALIBRATED = ["work_scale", "syscall_scale", "work_lines_scale", "syscall_lines_scale", "global_lines_scale",
+              "kernel_state_kb", "core_mlp", "copy_mlp", "ctx_switch_kb", "responder_ws_lines"]
+
+
+def _cal(name: str):
+    return _NATIVE_DEFAULTS[name]
+
+
 CATEGORIES = ["workload", "pack", "unpack", "syscall", "polling", "ecall", "ocall", "ctx_switch"]
 
 
@@ -56,8 +67,8 @@ class ServerConfig(ExperimentConfig):
     l2_hit_cycles: float = Field(8.0, ge=0, description="L2 slice access latency before mesh hops")
     hop_cycles: float = Field(2.0, ge=0, description="one mesh hop, one way (X-Y routing)")
     remote_l1_cycles: float = Field(10.0, ge=0, description="extra latency when another L1 supplies or gives up a line")
-    core_mlp: float = Field(1.5, gt=0, description="miss overlap of the out-of-order enclave core (scattered accesses)")
-    copy_mlp: float = Field(4.0, gt=0, description="miss overlap of sequential copy streams (stream prefetch)")
+    core_mlp: float = Field(_cal("core_mlp"), gt=0, description="miss overlap of the out-of-order enclave core (scattered accesses)")
+    copy_mlp: float = Field(_cal("copy_mlp"), gt=0, description="miss overlap of sequential copy streams (stream prefetch)")
     sse_cpi_factor: float = Field(1.0, gt=0, description="SSE cycles per enclave-core cycle of compute")
     l1d_kb: int = Field(32, ge=1, description="enclave core L1D size, KB")
     l1d_ways: int = Field(8, ge=1, description="enclave core L1D ways")
@@ -69,14 +80,16 @@ class ServerConfig(ExperimentConfig):
     app_ws_kb: int = Field(192, ge=1, description="worker application working set, KB")
     app_hot_kb: int = Field(16, ge=1, description="its hot part, KB")
     app_hot_fraction: float = Field(0.7, ge=0, le=1, description="share of application accesses to the hot part")
-    ctx_switch_kb: int = Field(12, ge=0, le=1024, description="scheduler data a context switch moves through the L1, KB")
-    responder_ws_lines: int = Field(8, ge=1, le=16384, description="responder runtime lines touched per buffer pass")
+    ctx_switch_kb: int = Field(_cal("ctx_switch_kb"), ge=0, le=1024, description="scheduler data a context switch moves through the L1, KB")
+    kernel_state_kb: int = Field(_cal("kernel_state_kb"), ge=1, le=1024,
+                                 description="kernel state per connection the calls touch, KB (calibrated)")
+    responder_ws_lines: int = Field(_cal("responder_ws_lines"), ge=1, le=16384, description="responder runtime lines touched per buffer pass")
     copy_cycles_per_line: float = Field(8.0, ge=0, description="compute per 64-byte line copied")
-    work_scale: float = Field(1.0, ge=0, description="scales the workload compute of the step table")
-    syscall_scale: float = Field(1.0, ge=0, description="scales the system-call compute of the step table")
-    work_lines_scale: float = Field(1.0, ge=0, description="scales the application lines each step touches")
-    syscall_lines_scale: float = Field(1.0, ge=0, description="scales the kernel lines each call touches")
-    global_lines_scale: float = Field(1.0, ge=0, description="scales the kernel-global (all-tile) lines each call touches")
+    work_scale: float = Field(_cal("work_scale"), ge=0, description="scales the workload compute of the step table (calibrated)")
+    syscall_scale: float = Field(_cal("syscall_scale"), ge=0, description="scales the system-call compute of the step table (calibrated)")
+    work_lines_scale: float = Field(_cal("work_lines_scale"), ge=0, description="scales the application lines each step touches (calibrated)")
+    syscall_lines_scale: float = Field(_cal("syscall_lines_scale"), ge=0, description="scales the kernel lines each call touches (calibrated)")
+    global_lines_scale: float = Field(_cal("global_lines_scale"), ge=0, description="scales the kernel-global (all-tile) lines each call touches (calibrated)")
 
     @model_validator(mode="after")
     def _fit(self):
