@@ -30,7 +30,7 @@ def reproduce(ctx) -> None:
     engines = _known(ENGINES_1T)
     rows = [{"engine": e, "size": s} for e in engines for s in sizes if s % unit_of(e) == 0]
     res = ctx.run_many("crypto.throughput", {"min_seconds": secs, "threads": 1}, rows)
-    by = {(r["engine"], r["size"]): out["gbps"] for r, out in zip(rows, res)}
+    by = {(r["engine"], r["size"]): out["gb_per_s"] for r, out in zip(rows, res)}
 
     fig, ax = ctx.subplots()
     for e in engines:
@@ -57,7 +57,7 @@ def reproduce(ctx) -> None:
     tres = ctx.run_many("crypto.throughput", {"min_seconds": secs, "size": HEADLINE_SIZE}, trow)
     fig, ax = ctx.subplots()
     for e in scale_engines:
-        ax.plot(threads, [o["gbps"] for r, o in zip(trow, tres) if r["engine"] == e], marker="o", label=e)
+        ax.plot(threads, [o["gb_per_s"] for r, o in zip(trow, tres) if r["engine"] == e], marker="o", label=e)
     ax.set_xlabel("threads")
     ax.set_ylabel("GB/s, 256 KB messages")
     ax.set_xticks(threads)
@@ -66,9 +66,9 @@ def reproduce(ctx) -> None:
     ctx.figure(fig, "throughput_vs_threads", "Throughput by thread count (each thread its own buffer).")
 
     # The ratio to OpenSSL must come from one run: measure both now, never from the store.
-    ours = float(_native.crypto.throughput("aes-128-gcm", HEADLINE_SIZE, 1, secs * 4)["gbps"])
+    ours = float(_native.crypto.throughput("aes-128-gcm", HEADLINE_SIZE, 1, secs * 4)["gb_per_s"])
     theirs = cryptography_gbps("aes-128-gcm", HEADLINE_SIZE, secs * 4)
-    ctr_ours = float(_native.crypto.throughput("aes-128-ctr", HEADLINE_SIZE, 1, secs * 4)["gbps"])
+    ctr_ours = float(_native.crypto.throughput("aes-128-ctr", HEADLINE_SIZE, 1, secs * 4)["gb_per_s"])
     ctr_theirs = cryptography_gbps("aes-128-ctr", HEADLINE_SIZE, secs * 4)
     ctx.table("Same-run comparison with Python cryptography (OpenSSL), 256 KB, one thread ('paper' = OpenSSL)",
               [("AES-128-GCM", theirs, ours, "GB/s"), ("AES-128-CTR", ctr_theirs, ctr_ours, "GB/s")])
