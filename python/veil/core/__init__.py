@@ -4,9 +4,11 @@ from veil.core.config import ComponentName, ExperimentConfig, InputFile
 from veil.core.errors import ConfigError, StoreError, VeilError
 from veil.core.registry import (REGISTRY, load_systems, register_benchmark, register_cli, register_component,
                                 register_experiment, register_reproducer)
+from veil.core.report import Row, machine_load, median_spread
 
 __all__ = [
     "REGISTRY",
+    "Row",
     "ComponentName",
     "ConfigError",
     "ExperimentConfig",
@@ -14,6 +16,8 @@ __all__ = [
     "StoreError",
     "VeilError",
     "load_systems",
+    "machine_load",
+    "median_spread",
     "register_benchmark",
     "register_cli",
     "register_component",
