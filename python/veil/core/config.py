@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
-from pathlib import Path
 import math
 import os
 import time
+import tomllib
 import types
 import typing
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo,
