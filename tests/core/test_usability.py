@@ -30,6 +30,8 @@ def files(tmp_path):
     (["reproduce", "crypto", "--out", "blocker/report"], ["--out blocker/report"]),
     (["bench", "crypto", "--json", "blocker/b.json"], ["--json blocker/b.json"]),
     (["plot", "s.toml", "--x", "seed", "--y", "chi2_p", "--out", "fig.bmp"], ["unknown figure format '.bmp'"]),
+    (["memnet", "latency-load", "m.toml", "--out", "fig.jpeg"], ["--out fig.jpeg: unknown figure format"]),
+    (["memnet", "latency-load", "m.toml", "--out", "blocker/f.png"], ["--out blocker/f.png", "not a directory"]),
     (["run", "/dev/zero"], ["/dev/zero: not a regular file"]),
     (["run", "c.toml", "nbytes=inf"], ["nbytes:", "finite"]),
     (["run", "c.toml", "nbytes=true"], ["nbytes: expected a number, got the boolean true"]),
