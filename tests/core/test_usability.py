@@ -226,6 +226,7 @@ def test_run_prints_units(veil_cli, files):
     ('experiment = "memnet.latency_load"\nmode = "fixed"\nwarmup_cycles = 0\nmeasure_cycles = 200000\n', "cycles",
      "measure_cycles=20000"),
     ('experiment = "enclave.server"\nrequests = 10000\n', "requests", "requests=2000"),
+    ('experiment = "crypto.throughput"\nsize = 4096\nmin_seconds = 3\n', "ms", "min_seconds=0.1"),
 ])
 def test_long_single_runs_show_progress_with_an_eta(veil_cli, tmp_path, config, unit, short):
     write(tmp_path / "long.toml", config)
