@@ -122,8 +122,15 @@ def test_plot_a_sweep_and_an_experiment(veil_cli, files):
 
 
 def test_planned_systems(veil_cli):
-    r = veil_cli("list", "memcrypt")
-    assert r.rc == 0 and "memcrypt: planned" in r.out
+    from veil.core.registry import PLANNED, REGISTRY
+
+    assert "memcrypt" in PLANNED
+    for name in REGISTRY.planned():  # until the system lands and registers
+        r = veil_cli("list", name)
+        assert r.rc == 0 and f"{name}: planned" in r.out
+    for name in set(PLANNED) - set(REGISTRY.planned()):  # landed: listed like any other
+        r = veil_cli("list", name)
+        assert r.rc == 0 and "planned" not in r.out and r.out.startswith(name)
     one_line_error(veil_cli("list", "nosuch"), "unknown system 'nosuch'", "planned: ")
 
 
@@ -173,8 +180,8 @@ def test_settings_not_honoured_and_saturation_are_reported(veil_cli, files):
     assert sw.rc == 0 and "1 with warnings" in sw.out and "saturated at offered load 0.7" in sw.err
 
 
-# Experiments whose result fields are not documented yet.
-UNDOCUMENTED: set[str] = set()
+# Experiments whose result fields are not documented yet: he.taco landed while this check did.
+UNDOCUMENTED = {"he.taco"}
 
 
 def test_every_experiment_documents_its_result_fields():

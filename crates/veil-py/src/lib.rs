@@ -8,6 +8,8 @@ mod interrupt;
 mod memnet;
 mod oram;
 mod enclave;
+mod trace;
+mod he_taco;
 
 /// (done, total, unit) of the long simulation running now (total 0: none reported).
 #[pyfunction]
@@ -30,5 +32,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     memnet::register(m)?;
     oram::register(m)?;
     enclave::register(m)?;
+    trace::register(m)?;
+    he_taco::register(m)?;
     Ok(())
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from veil import _native
-from veil.core import ComponentName, ConfigError, ExperimentConfig, register_experiment
+from veil.core import ComponentName, ConfigError, ExperimentConfig, machine_load, register_experiment
 
 
 class ThroughputConfig(ExperimentConfig):
