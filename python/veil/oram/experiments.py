@@ -49,6 +49,8 @@ class AccessConfig(ExperimentConfig):
     "server_p99_ms": ("ms", "99th-percentile server time of one request"),
     "server_max_ms": ("ms", "longest server time of one request"),
     "p99_over_p50": ("", "server_p99_ms / server_p50_ms (1 = constant latency)"),
+    "server_ms_windows": ("ms", "mean server time per request in each whole window of the timed requests "
+                                "(one epoch for PRO-ORAM, 8 requests otherwise)"),
     "client_ms": ("ms", "client time per request (decrypt and check)"),
     "network_ms": ("ms", "transfer time of one block and tag at link_mbps"),
     "total_ms": ("ms", "client_ms + server_ms + network_ms"),
@@ -59,6 +61,9 @@ class AccessConfig(ExperimentConfig):
     "storage_core_ms": ("core-ms", "storage-call core time per request (copies, I/O), all threads"),
     "cpu_ms_per_access": ("core-ms", "process CPU time (user + system, all threads) per request"),
     "private_cache_blocks": ("blocks", "blocks the engine keeps in private memory"),
+    "private_block_bytes": ("bytes", "PRO-ORAM: peak private memory in block buffers (cache, open slot, "
+                                     "shuffle group)"),
+    "position_map_bytes": ("bytes", "PRO-ORAM: private memory of the position map"),
     "period_min_ms": ("ms", "PRO-ORAM request clock: shortest period over the timed requests"),
     "period_max_ms": ("ms", "PRO-ORAM request clock: longest period over the timed requests"),
     "late_handovers": ("epochs", "epoch hand-overs that had to wait for the shuffle"),
