@@ -41,10 +41,18 @@ def cmd_list(args) -> int:
 
     load_benchmarks()
     systems = REGISTRY.systems()
+    planned = REGISTRY.planned()
+    if args.system in planned:
+        print(f"{args.system}: planned, not built yet ({planned[args.system]})")
+        return 0
     if args.system and args.system not in systems:
         from veil.core.errors import ConfigError
 
-        raise ConfigError(f"unknown system '{args.system}'; known: {', '.join(systems)}")
+        raise ConfigError(f"unknown system '{args.system}'; known: {', '.join(systems)}; "
+                          f"planned: {', '.join(planned) or '(none)'}")
+    if not args.system:
+        for name, what in planned.items():
+            print(f"{name}  (planned: {what})")
     for system in [args.system] if args.system else systems:
         print(f"{system}")
         rep = REGISTRY.reproducers.get(system)
@@ -58,6 +66,10 @@ def cmd_list(args) -> int:
             print(f"  experiment {name}: {exp.doc}")
             for line in _describe_model(exp.config):
                 print(f"      {line}")
+            if exp.results:
+                print("    results:")
+                for key, (unit, what) in exp.results.items():
+                    print(f"      {key} ({unit or 'no unit'}): {what}")
         for kind, comps in sorted(REGISTRY.components.items()):
             mine = [c for c in comps.values() if c.system == system]
             if not mine:
@@ -97,18 +109,68 @@ def _describe_model(model) -> list[str]:
     return lines
 
 
-def cmd_run(args) -> int:
-    from veil.core.config import load_config
-    from veil.core.runner import run_experiment
+def _config_rows(cfg) -> list[tuple[str, str]]:
+    """(dotted key, value) of every field that differs from its default, in declaration order."""
+    from pydantic import BaseModel
 
-    experiment, cfg = load_config(args.config, args.overrides)
-    with _store(args) as store:
-        rec, cached = run_experiment(experiment, cfg, store, force=args.force)
-    print(f"{experiment}  config {rec.config_hash}  veil {rec.veil_version}  "
-          f"{'(cached)' if cached else f'({rec.elapsed_s:.2f} s)'}")
+    rows: list[tuple[str, str]] = []
+
+    def walk(model: BaseModel, prefix: str) -> None:
+        for name, f in type(model).model_fields.items():
+            value = getattr(model, name)
+            key = f"{prefix}{name}"
+            if isinstance(value, BaseModel):
+                walk(value, key + ".")
+                continue
+            if f.is_required() or value != f.get_default(call_default_factory=True):
+                rows.append((key, _fmt_value(value)))
+
+    walk(cfg, "")
+    return rows
+
+
+def _result_rows(experiment: str, result: dict) -> list[tuple[str, str]]:
+    """(field, value with its unit) of a result; warnings go to stderr instead."""
+    from veil.core.registry import REGISTRY
     from veil.core.store import flatten
 
-    _print_table([(k, _fmt_value(v)) for k, v in flatten("", rec.result, {}).items()])
+    exp = REGISTRY.experiments.get(experiment)
+    rows = []
+    for k, v in flatten("", {k: v for k, v in result.items() if k != "warnings"}, {}).items():
+        doc = exp.result_doc(k) if exp else None
+        text = f"{_fmt_value(v)} {doc[0]}".rstrip() if doc else _fmt_value(v)
+        rows.append((k, text + ("   <- SATURATED" if k == "saturated" and v is True else "")))
+    return rows
+
+
+def _warn(result: dict, where: str = "") -> None:
+    for w in result.get("warnings") or []:
+        print(f"veil: warning: {where}{w}", file=sys.stderr)
+
+
+def cmd_run(args) -> int:
+    from veil.core.config import load_config
+    from veil.core.paths import check_output_file
+    from veil.core.runner import run_experiment
+
+    if args.json:
+        check_output_file(args.json, "--json")
+    experiment, cfg = load_config(args.config, args.overrides)
+    with _store(args) as store:
+        rec, cached = run_experiment(experiment, cfg, store, force=args.force,
+                                     progress=not args.no_progress)
+    warnings = rec.result.get("warnings") or []
+    marks = ("  [SATURATED]" if rec.result.get("saturated") else "") + \
+        (f"  [{len(warnings)} warning{'s' if len(warnings) > 1 else ''}, on stderr]" if warnings else "")
+    print(f"{experiment}  config {rec.config_hash}  veil {rec.veil_version}  "
+          f"{'(cached)' if cached else f'({rec.elapsed_s:.2f} s)'}{marks}")
+    rows = _config_rows(cfg)
+    print("config (keys that differ from the defaults; `veil results show` lists all):" if rows
+          else "config: all defaults")
+    _print_table(rows)
+    print("result:")
+    _print_table(_result_rows(experiment, rec.result))
+    _warn(rec.result)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(rec.as_dict(), indent=2) + "\n")
@@ -116,29 +178,35 @@ def cmd_run(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    from veil.core.errors import ConfigError
+    from veil.core.paths import check_output_file
     from veil.core.sweep import load_spec, run_sweep
 
-    spec = load_spec(args.sweep, args.overrides)
     if args.jobs < 1:
-        from veil.core.errors import ConfigError
-
         raise ConfigError(f"--jobs {args.jobs}: must be at least 1")
+    if args.json:
+        check_output_file(args.json, "--json")
+    spec = load_spec(args.sweep, args.overrides, progress=not args.no_progress)
     print(f"sweep {spec.name}: {spec.experiment}, {len(spec.configs)} points")
     with _store(args) as store:
         out = run_sweep(spec, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force,
                         progress=not args.no_progress)
     for i, err in out.failed:
         print(f"  point {i} failed: {err}", file=sys.stderr)
+    for rec in out.records:
+        _warn(rec.result, f"point {rec.config_hash}: ")
     print(out.summary())
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps([r.as_dict() for r in out.records], indent=2) + "\n")
     return 1 if out.failed else 0
 
 
 def cmd_reproduce(args) -> int:
+    from veil.core.paths import check_output_dir
     from veil.core.report import reproduce
 
-    out = Path(args.out)
+    out = check_output_dir(args.out, "--out")
     with _store(args) as store:
         sections, metrics = reproduce(args.systems, out, store, quick=not args.full, jobs=args.jobs)
     failed = [s.system for s in sections if s.error]
@@ -151,30 +219,126 @@ def cmd_reproduce(args) -> int:
 
 def cmd_bench(args) -> int:
     from veil.core.bench import run_benchmarks
+    from veil.core.paths import check_output_file
 
+    if args.json:
+        check_output_file(args.json, "--json")
     if args.contention:
         os.environ["VEIL_BENCH_CONTENTION"] = "1"
     run_benchmarks(args.systems, Path(args.json) if args.json else None)
     return 0
 
 
+def _select(store, args) -> list:
+    """Records of --experiment, narrowed by the ID and key=value items given."""
+    from veil.core.config import parse_value
+    from veil.core.errors import ConfigError
+    from veil.core.store import flatten
+
+    if args.experiment and args.experiment not in store.experiments():
+        from veil.core.registry import REGISTRY
+
+        REGISTRY.experiment(args.experiment)  # an unknown name: ConfigError listing the known ones
+    filters, refs = [], []
+    for item in args.items:
+        if "=" in item:
+            key, _, raw = item.partition("=")
+            filters.append((key.strip(), parse_value(raw.strip())))
+        else:
+            refs.append(item)
+    if refs:
+        rows = []
+        for ref in refs:
+            hits = store.find(ref)
+            if not hits:
+                raise ConfigError(f"no result with ID or config hash '{ref}' in {store.path}")
+            rows += [r for r in hits if not args.experiment or r.experiment == args.experiment]
+    else:
+        rows = list(store.records(args.experiment))
+    for key, want in filters:
+        kept = []
+        known = False
+        for r in rows:
+            flat = {"experiment": r.experiment, "seed": r.seed, **flatten("", r.config, {}),
+                    **{f"result.{k}": v for k, v in flatten("", r.result, {}).items()}}
+            if key in flat:
+                known = True
+                if flat[key] == want or str(flat[key]) == str(want):
+                    kept.append(r)
+        if rows and not known:
+            raise ConfigError(f"filter '{key}': no listed result has this key (config keys are dotted, "
+                              f"result keys start with 'result.')")
+        rows = kept
+    return rows
+
+
+def _differing(rows: list) -> list[str]:
+    from veil.core.store import flatten
+
+    flats = [flatten("", r.config, {}) for r in rows]
+    keys: list[str] = []
+    for f in flats:
+        keys += [k for k in f if k not in keys]
+    return [k for k in keys if len({json.dumps(f.get(k), sort_keys=True) for f in flats}) > 1]
+
+
 def cmd_results(args) -> int:
     from veil.core.errors import ConfigError
-    from veil.core.store import export
+    from veil.core.store import export, flatten
 
+    if args.action == "export":
+        from veil.core.paths import check_output_file
+
+        if args.format not in ("csv", "parquet"):
+            raise ConfigError(f"--format {args.format}: expected csv or parquet")
+        check_output_file(args.out or f"results.{args.format}", "--out")
+    if args.action in ("show", "delete") and not (args.items or args.experiment):
+        raise ConfigError(f"results {args.action}: name results by ID, config hash, --experiment or key=value")
     with _store(args) as store:
+        rows = _select(store, args)
         if args.action == "list":
-            rows = list(store.records(args.experiment))
+            by_exp: dict[str, list] = {}
             for r in rows:
-                print(f"{r.experiment:<28} {r.config_hash}  veil {r.veil_version}  seed {r.seed}  "
-                      f"{r.elapsed_s:8.2f} s  {r.created_at}")
+                by_exp.setdefault(r.experiment, []).append(r)
+            asked = [i.partition("=")[0].strip() for i in args.items if "=" in i]
+            for exp, recs in by_exp.items():
+                diff = _differing(recs)
+                print(f"{exp}  ({len(recs)} results" + (f"; differing: {', '.join(diff)})" if diff else ")"))
+                shown = [k for k in asked if k not in diff and not k.startswith("result.") and k != "experiment"] + diff
+                for r in recs:
+                    flat = {"seed": r.seed, **flatten("", r.config, {})}
+                    params = "  ".join(f"{k}={_fmt_value(flat.get(k))}" for k in shown)
+                    print(f"  {r.id:>5}  {r.config_hash}  {params}  {r.elapsed_s:.2f} s  {r.created_at}"
+                          f"  veil {r.veil_version}")
             print(f"{len(rows)} results in {store.path}")
+        elif args.action == "show":
+            for r in rows:
+                print(f"ID {r.id}  {r.experiment}  config {r.config_hash}  veil {r.veil_version}  "
+                      f"{r.elapsed_s:.2f} s  {r.created_at}")
+                print("config:")
+                _print_table([(k, _fmt_value(v)) for k, v in flatten("", r.config, {}).items()])
+                print("result:")
+                _print_table(_result_rows(r.experiment, r.result))
+                _warn(r.result)
+        elif args.action == "delete":
+            n = store.delete([r.id for r in rows])
+            print(f"deleted {n} results from {store.path}")
         else:
-            if args.format not in ("csv", "parquet"):
-                raise ConfigError(f"--format {args.format}: expected csv or parquet")
             out = Path(args.out or f"results.{args.format}")
-            n = export(store, args.format, out, args.experiment)
+            n = export(store, args.format, out, args.experiment, records=rows)
             print(f"exported {n} results to {out}")
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from veil.core.paths import check_figure_file
+    from veil.core.plot import plot
+
+    out = check_figure_file(args.out, "--out")
+    with _store(args) as store:
+        n = plot(store, args.source, args.x, args.y, hue=args.hue, out=out, filters=args.filters,
+                 logx=args.logx, logy=args.logy)
+    print(f"wrote {out} ({n} points)")
     return 0
 
 
@@ -196,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("overrides", nargs="*", metavar="key=value")
     s.add_argument("--json", help="also write the result record to this file")
     s.add_argument("--force", action="store_true", help="recompute even if the store has this point")
+    s.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
     s.set_defaults(handler=cmd_run)
 
     s = sub.add_parser("sweep", parents=[store_opt], help="run a parameter sweep (cached points skipped)")
@@ -224,12 +389,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run beside a CPU-bound process (benchmarks that support it: oram)")
     s.set_defaults(handler=cmd_bench)
 
-    s = sub.add_parser("results", parents=[store_opt], help="list or export stored results")
-    s.add_argument("action", choices=["list", "export"])
+    s = sub.add_parser("results", parents=[store_opt], help="list, show, delete or export stored results")
+    s.add_argument("action", choices=["list", "show", "delete", "export"])
+    s.add_argument("items", nargs="*", metavar="ID|key=value",
+                   help="result IDs or config-hash prefixes, and key=value filters (dotted config keys, "
+                        "result.KEY for results)")
     s.add_argument("--experiment")
     s.add_argument("--format", default="csv", help="csv or parquet (export)")
     s.add_argument("--out", help="export file (default results.FORMAT)")
     s.set_defaults(handler=cmd_results)
+
+    s = sub.add_parser("plot", parents=[store_opt], help="plot stored results: any sweep, any two keys")
+    s.add_argument("source", metavar="SWEEP_OR_EXPERIMENT",
+                   help="a sweep file (its points are read from the store) or an experiment name")
+    s.add_argument("filters", nargs="*", metavar="key=value", help="keep only results with these values")
+    s.add_argument("--x", required=True, help="x axis: a config key (dotted) or a result key")
+    s.add_argument("--y", required=True, help="y axis: a result key (or a config key)")
+    s.add_argument("--hue", help="one line per value of this key")
+    s.add_argument("--out", default="plot.png", help="figure file: .png, .svg or .pdf (default plot.png)")
+    s.add_argument("--logx", action="store_true")
+    s.add_argument("--logy", action="store_true")
+    s.set_defaults(handler=cmd_plot)
 
     from veil.core.registry import REGISTRY, load_systems
 
@@ -244,7 +424,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        # Options may come after key=value overrides (`veil run C --store X k=v`): argparse stops
+        # filling a positional list at the first option, so the rest come back as extras.
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            target = next((n for n in ("overrides", "filters", "items") if isinstance(getattr(args, n, None), list)),
+                          None)
+            stray = [x for x in extra if target is None or x.startswith("-") or ("=" not in x and target != "items")]
+            if stray:
+                parser.error(f"unrecognized arguments: {' '.join(stray)}")
+            getattr(args, target).extend(extra)
         if not getattr(args, "handler", None):
             parser.print_help()
             return 2

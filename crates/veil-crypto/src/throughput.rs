@@ -189,6 +189,7 @@ pub fn throughput(
     // Time is checked once per batch so that clock reads stay negligible for tiny buffers.
     let batch = (65536 / size).max(1) as u64;
     let start = Instant::now();
+    veil_core::progress::start((min_seconds * 1e3) as u64, "ms");
     let results: Vec<Result<u64>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
@@ -202,12 +203,14 @@ pub fn throughput(
                             eng.pass(&mut buf, iters)?;
                             iters += 1;
                         }
-                        if t0.elapsed().as_secs_f64() >= min_seconds {
+                        let elapsed = t0.elapsed();
+                        if elapsed.as_secs_f64() >= min_seconds {
                             break;
                         }
                         if veil_core::interrupt::requested() {
                             return Err(CryptoError::Interrupted);
                         }
+                        veil_core::progress::set(elapsed.as_millis() as u64);
                     }
                     std::hint::black_box(&buf);
                     Ok(iters)

@@ -197,6 +197,7 @@ struct Sim<'a> {
     c: Counters,
     cold_next: u64,
     completions: Vec<u8>,
+    served: u64, // requests completed so far (progress line)
     ctx_cycles: Cycle,
     sleep_cycles: Cycle,
     quantum_cycles: Cycle,
@@ -382,6 +383,7 @@ impl<'a> Sim<'a> {
             c: Counters::default(),
             cold_next: 0,
             completions: vec![0; m as usize],
+            served: 0,
             ctx_cycles: cyc(cfg.ctx_switch_ns),
             sleep_cycles: cyc(cfg.responder_sleep_us * 1000.0).max(1),
             quantum_cycles: cyc(cfg.sched_quantum_us * 1000.0).max(1),
@@ -859,6 +861,7 @@ impl<'a> Sim<'a> {
                         wk.step_i = 0;
                         let id = (wk.first_request + wk.req_i) as usize;
                         self.completions[id] += 1;
+                        self.served += 1;
                         wk.req_i += 1;
                         wk.ops.clear();
                         continue;
@@ -1015,6 +1018,7 @@ impl<'a> Sim<'a> {
     }
 
     fn run(&mut self) {
+        veil_core::progress::start(self.completions.len() as u64, "requests");
         for u in 0..self.units.len() {
             let pinned = self.units[u].pinned.clone();
             self.units[u].runq.extend(pinned);
@@ -1029,8 +1033,11 @@ impl<'a> Sim<'a> {
             if self.workers_left == 0 || self.c.events >= self.event_budget {
                 break;
             }
-            if self.c.events & 4095 == 0 && veil_core::interrupt::requested() {
-                break;
+            if self.c.events & 4095 == 0 {
+                if veil_core::interrupt::requested() {
+                    break;
+                }
+                veil_core::progress::set(self.served);
             }
             self.c.events += 1;
             match ev {

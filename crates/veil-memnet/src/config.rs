@@ -44,6 +44,10 @@ pub enum TopologyConfig {
         latency: u32,
         #[serde(default = "one")]
         flit_cycles: u32,
+        /// Like BookSim2's `use_noc_latency`: routers sit on a k x k grid and a link's latency
+        /// is `latency` times the number of router pitches it spans (1..k-1), not `latency`.
+        #[serde(default)]
+        noc_latency: bool,
     },
     /// Dragonfly: p terminals and h global links per router, a routers per group (fully
     /// connected locally), g groups (default a*h+1, the balanced maximum).

@@ -451,8 +451,11 @@ impl Engine {
     /// One network cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
         let t = self.now;
-        if t & 1023 == 0 && veil_core::interrupt::requested() {
-            return Err(SimError::Interrupted);
+        if t & 1023 == 0 {
+            if veil_core::interrupt::requested() {
+                return Err(SimError::Interrupted);
+            }
+            veil_core::progress::set(t);
         }
         let slot = (t & self.wmask) as usize;
         let mut evs = std::mem::take(&mut self.wheel[slot]);
@@ -640,6 +643,13 @@ impl Engine {
 
     pub fn run(&mut self) -> Result<SimResult, SimError> {
         let started = std::time::Instant::now();
+        // Most cycles the run can take before its drain (booksim mode stops earlier once converged).
+        let planned = match (self.cfg.traffic.injection.as_str(), self.cfg.sim.mode.as_str()) {
+            ("batch", _) => 0,
+            (_, "fixed") => self.cfg.sim.warmup_cycles + self.cfg.sim.measure_cycles,
+            _ => self.cfg.sim.sample_period * u64::from(self.cfg.sim.max_samples),
+        };
+        veil_core::progress::start(planned, "cycles");
         let stable = if self.cfg.traffic.injection == "batch" {
             self.run_batch()?
         } else if self.cfg.sim.mode == "fixed" {

@@ -181,7 +181,7 @@ fn dragonfly_adversarial_traffic_valiant_beats_min() {
 fn flatfly_and_file_topologies_deliver_everything() {
     for routing in ["min", "valiant", "ugal"] {
         let mut c = quick(SimConfig::booksim_mesh8x8(0.3));
-        c.topology = TopologyConfig::Flatfly { k: 4, c: 2, latency: 1, flit_cycles: 1 };
+        c.topology = TopologyConfig::Flatfly { k: 4, c: 2, latency: 1, flit_cycles: 1, noc_latency: false };
         c.routing = routing.into();
         let r = run_ok(c);
         if routing == "min" {

@@ -26,7 +26,7 @@ fn engines() -> Vec<(&'static str, &'static str)> {
 }
 
 /// Encrypt a `size`-byte buffer repeatedly on `threads` threads for at least `min_seconds`;
-/// returns {engine, size, threads, bytes, seconds, gbps (1e9 bytes/s), iterations}.
+/// returns {engine, size, threads, bytes, seconds, gb_per_s (1e9 bytes/s), iterations}.
 #[pyfunction]
 #[pyo3(signature = (engine, size, threads=1, min_seconds=0.5))]
 fn throughput<'py>(
@@ -43,7 +43,7 @@ fn throughput<'py>(
     d.set_item("threads", threads)?;
     d.set_item("bytes", t.bytes)?;
     d.set_item("seconds", t.seconds)?;
-    d.set_item("gbps", t.gbps)?;
+    d.set_item("gb_per_s", t.gbps)?;
     d.set_item("iterations", t.iterations)?;
     Ok(d)
 }

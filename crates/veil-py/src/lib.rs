@@ -11,9 +11,23 @@ mod enclave;
 mod trace;
 mod he_taco;
 
+/// (done, total, unit) of the long simulation running now (total 0: none reported).
+#[pyfunction]
+fn progress() -> (u64, u64, &'static str) {
+    veil_core::progress::get()
+}
+
+/// Forgets the last simulation's progress (called before a new run).
+#[pyfunction]
+fn progress_reset() {
+    veil_core::progress::reset()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(progress, m)?)?;
+    m.add_function(wrap_pyfunction!(progress_reset, m)?)?;
     crypto::register(m)?;
     memnet::register(m)?;
     oram::register(m)?;

@@ -10,25 +10,73 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
-from pathlib import Path
+import math
 import os
 import time
+import tomllib
+import types
 import typing
+from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
 
 from veil.core.errors import ConfigError
 from veil.core.registry import REGISTRY, load_systems
 
 
-class ExperimentConfig(BaseModel):
-    """Base of every experiment's config: unknown keys are errors, every run has a seed."""
+MAX_CONFIG_BYTES = 4 << 20  # a config or sweep file; a bigger one is a mistake (or /dev/zero)
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+def _numeric_not_bool(annotation: Any) -> bool:
+    """True for int/float fields (or optional ones) that do not also accept a bool."""
+    args = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    args = tuple(typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a for a in args)
+    return bool(set(args) & {int, float}) and bool not in args
+
+
+class ExperimentConfig(BaseModel):
+    """Base of every experiment's config: unknown keys are errors, every run has a seed, numbers
+    are finite and booleans are not numbers (pydantic would read `true` as 1)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
 
     seed: int = Field(1, ge=0, le=2**63 - 1, description="seed of every random stream in the run")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_as_number(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, bool):
+            field = cls.model_fields.get(info.field_name or "")
+            if field is not None and _numeric_not_bool(field.annotation):
+                raise ValueError(f"expected a number, got the boolean {str(value).lower()}")
+        return value
+
+    @model_validator(mode="after")
+    def _finite(self) -> "ExperimentConfig":
+        bad = _non_finite(self.model_dump(mode="python"))
+        if bad:
+            raise ValueError(f"{bad}: must be a finite number (inf and nan are not allowed)")
+        return self
+
+
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """The dotted key of the first inf/nan anywhere in `value` (lists and dicts included)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "(value)"
+    if isinstance(value, dict):
+        for k, v in value.items():
+            hit = _non_finite(v, f"{path}.{k}" if path else str(k))
+            if hit:
+                return hit
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            hit = _non_finite(v, f"{path}[{i}]")
+            if hit:
+                return hit
+    return None
 
 
 def ComponentName(kind: str):  # noqa: N802 - reads as a type in field annotations
@@ -175,6 +223,8 @@ def format_validation_error(err: ValidationError, model: type[BaseModel], where:
             parts.append(f"{key}: unknown key; allowed: {allowed}")
         elif kind == "missing":
             parts.append(f"{key}: required key is missing")
+        elif kind == "value_error" and not e["loc"]:
+            parts.append(e["msg"].removeprefix("Value error, "))
         else:
             msg = e["msg"].removeprefix("Value error, ")
             got = e.get("input")
@@ -202,6 +252,14 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{p}: no such file")
     if p.is_dir():
         raise ConfigError(f"{p}: is a directory, expected a TOML file")
+    if not p.is_file():
+        raise ConfigError(f"{p}: not a regular file (a device or pipe?), expected a TOML file")
+    try:
+        size = p.stat().st_size
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read: {e.strerror}") from None
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{p}: {size} bytes is too large for a config (limit {MAX_CONFIG_BYTES})")
     try:
         return tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
@@ -241,6 +299,28 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return out
 
 
+def check_override_keys(model: type[BaseModel], overrides: list[str], where: str) -> None:
+    """An override `a.b.c=1` must name a path of nested tables: blame the segment that is not one
+    (rather than the field `a` for receiving a table)."""
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        parts = key.split(".")
+        node: type[BaseModel] | None = model
+        for i, part in enumerate(parts[:-1]):
+            field = node.model_fields.get(part) if node else None
+            if field is None:
+                break  # an unknown key: validation names it with the allowed ones
+            ann = field.annotation
+            if isinstance(ann, type) and issubclass(ann, BaseModel):
+                node = ann
+                continue
+            if typing.get_origin(ann) is dict or ann is dict:
+                break
+            prefix = ".".join(parts[: i + 1])
+            raise ConfigError(f"{where}: override '{item}': {prefix} is a value, not a table, so "
+                              f"'{key}' names nothing")
+
+
 def validate(experiment: str, data: dict[str, Any], where: str = "") -> ExperimentConfig:
     """Validates `data` (without the `experiment` key) against the experiment's config model."""
     exp = REGISTRY.experiment(experiment)
@@ -267,9 +347,15 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> tuple[s
     load_systems()
     name = raw.get("experiment")
     if isinstance(name, str) and name in REGISTRY.experiments:
-        raw = resolve_input_paths(REGISTRY.experiments[name].config, raw, Path(path).resolve().parent)
+        model = REGISTRY.experiments[name].config
+        tables = [t for t in ("base", "grid", "zip") if isinstance(raw.get(t), dict) and t not in model.model_fields]
+        if tables:
+            raise ConfigError(f"{path}: a sweep file ([{tables[0]}] table), not a run config; "
+                              f"use `veil sweep {path}`")
+        raw = resolve_input_paths(model, raw, Path(path).resolve().parent)
     data = apply_overrides(raw, overrides or [])
     name, rest = split_experiment(data, str(path))
+    check_override_keys(REGISTRY.experiment(name).config, overrides or [], str(path))
     return name, validate(name, rest, str(path))
 
 

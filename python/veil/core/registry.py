@@ -6,6 +6,7 @@ subpackage of `veil` except the framework's own, so adding a system needs no edi
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import importlib.util
 import pkgutil
@@ -22,6 +23,14 @@ if TYPE_CHECKING:
     from veil.core.config import ExperimentConfig
 
 FRAMEWORK_PACKAGES = {"core", "cli"}
+
+# Systems on the roadmap that have not registered anything yet: `veil list NAME` says "planned"
+# instead of "unknown system". A system that registers stops being planned by itself.
+PLANNED = {
+    "memcrypt": "Shi, Lee et al., frequent value prediction, CF 2007: latency of decrypting and "
+                "authenticating memory",
+    "trace": "foundation: memory-access traces recorded from real programs, replayed by the systems",
+}
 
 
 def _system_of(module: str) -> str:
@@ -42,6 +51,10 @@ class Component:
     params: type[BaseModel] | None = None
 
 
+WARNINGS_DOC = ("", "settings the run could not honour as asked, and caveats such as saturation "
+                    "(also printed on stderr)")
+
+
 @dataclass(frozen=True)
 class Experiment:
     name: str
@@ -50,6 +63,19 @@ class Experiment:
     doc: str
     system: str
     exclusive: bool = False  # measures wall time: its points run one at a time, never side by side
+    # result field (or fnmatch pattern such as "breakdown_*") -> (unit, what it is)
+    results: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def result_doc(self, key: str) -> tuple[str, str] | None:
+        """(unit, description) of a result field; nested fields match their dotted path."""
+        if key in self.results:
+            return self.results[key]
+        for pattern, doc in self.results.items():
+            if fnmatch.fnmatchcase(key, pattern):
+                return doc
+        if key == "warnings":
+            return WARNINGS_DOC
+        return None
 
 
 @dataclass(frozen=True)
@@ -97,6 +123,11 @@ class Registry:
         names |= set(self.reproducers) | {b.system for b in self.benchmarks.values()}
         return sorted(names)
 
+    def planned(self) -> dict[str, str]:
+        """Roadmap systems that have not registered anything yet."""
+        built = set(self.systems())
+        return {k: v for k, v in PLANNED.items() if k not in built}
+
 
 REGISTRY = Registry()
 _loaded = False
@@ -113,16 +144,19 @@ def register_component(kind: str, name: str, doc: str, params: type[BaseModel] |
     return comp
 
 
-def register_experiment(name: str, config: type[ExperimentConfig], doc: str = "", exclusive: bool = False):
+def register_experiment(name: str, config: type[ExperimentConfig], doc: str = "", exclusive: bool = False,
+                        results: dict[str, tuple[str, str]] | None = None):
     """Decorator: `func(cfg) -> dict` becomes experiment `name` configured by `config`.
 
     `exclusive=True` marks an experiment that measures time on this machine: sweeps run its
-    points one after another so they never compete for cores.
+    points one after another so they never compete for cores. `results` documents every field
+    the result dict can hold: `{"latency": ("cycles", "mean packet latency"), ...}` (keys may be
+    fnmatch patterns; unit "" for a count or a flag); `veil list` shows them.
     """
 
     def deco(func):
         exp = Experiment(name=name, config=config, func=func, doc=doc or (func.__doc__ or "").strip().split("\n")[0],
-                         system=_system_of(func.__module__), exclusive=exclusive)
+                         system=_system_of(func.__module__), exclusive=exclusive, results=dict(results or {}))
         old = REGISTRY.experiments.get(name)
         if old is not None and old.func.__qualname__ != func.__qualname__:
             raise RuntimeError(f"experiment '{name}' registered twice")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import os
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -64,15 +68,61 @@ def make_record(experiment: str, cfg: ExperimentConfig, result: dict[str, Any], 
     )
 
 
+@contextlib.contextmanager
+def progress_line(enabled: bool, label: str):
+    """While a long native call runs, a progress bar with an ETA on a terminal.
+
+    Simulators report (done, total) through `veil_core::progress`; this polls it from a thread
+    (the native call runs without the GIL). Nothing is drawn into logs, or for a call that
+    reports no total.
+    """
+    if not enabled or not (sys.stderr.isatty() or os.environ.get("VEIL_PROGRESS") == "1"):
+        yield
+        return
+    try:
+        from veil import _native
+        poll = _native.progress
+        _native.progress_reset()
+    except (ImportError, AttributeError):
+        yield
+        return
+    from tqdm import tqdm
+
+    stop = threading.Event()
+
+    def draw() -> None:
+        bar = None
+        while not stop.wait(0.5):
+            done, total, unit = poll()
+            if total <= 0:
+                continue
+            if bar is None:
+                bar = tqdm(total=total, initial=min(done, total), desc=label, unit=f" {unit}", unit_scale=True,
+                           file=sys.stderr, leave=False, dynamic_ncols=True)
+            bar.n = min(done, total)
+            bar.refresh()
+        if bar is not None:
+            bar.close()
+
+    t = threading.Thread(target=draw, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join(2)
+
+
 def run_experiment(experiment: str, cfg: ExperimentConfig, store: ResultStore | None,
-                   force: bool = False) -> tuple[Record, bool]:
+                   force: bool = False, progress: bool = False) -> tuple[Record, bool]:
     """Returns (record, was_cached)."""
     h = config_hash(experiment, cfg)
     if store is not None and not force:
         hit = store.get(experiment, h, veil_version())
         if hit is not None:
             return hit, True
-    result, elapsed = compute(experiment, cfg.model_dump(mode="json"))
+    with progress_line(progress, experiment):
+        result, elapsed = compute(experiment, cfg.model_dump(mode="json"))
     rec = make_record(experiment, cfg, result, elapsed)
     if store is not None:
         store.put(rec)

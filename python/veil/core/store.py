@@ -10,7 +10,7 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -45,6 +45,7 @@ class Record:
     result: dict[str, Any]
     elapsed_s: float
     created_at: str
+    id: int | None = field(default=None, compare=False)  # the store's row id (`veil results show ID`)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -109,7 +110,7 @@ class ResultStore:
     def get(self, experiment: str, config_hash: str, veil_version: str) -> Record | None:
         try:
             row = self._db.execute(
-                "SELECT * FROM results WHERE experiment=? AND config_hash=? AND veil_version=?",
+                "SELECT rowid, * FROM results WHERE experiment=? AND config_hash=? AND veil_version=?",
                 (experiment, config_hash, veil_version),
             ).fetchone()
         except sqlite3.Error as e:
@@ -128,19 +129,45 @@ class ResultStore:
             raise self._error(e) from None
 
     def records(self, experiment: str | None = None) -> Iterator[Record]:
-        q, args = "SELECT * FROM results", ()
+        q, args = "SELECT rowid, * FROM results", ()
         if experiment:
             q, args = q + " WHERE experiment=?", (experiment,)
         try:
-            rows = self._db.execute(q + " ORDER BY experiment, created_at", args).fetchall()
+            rows = self._db.execute(q + " ORDER BY experiment, created_at, rowid", args).fetchall()
         except sqlite3.Error as e:
             raise self._error(e) from None
         return (_record(r) for r in rows)
 
+    def experiments(self) -> list[str]:
+        try:
+            return [r[0] for r in self._db.execute("SELECT DISTINCT experiment FROM results ORDER BY 1")]
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+
+    def find(self, ref: str) -> list[Record]:
+        """Records named by a row id (`12`) or a config-hash prefix (`3fa2c1`, 4+ hex digits)."""
+        try:
+            rows = []
+            if ref.isdigit():
+                rows = self._db.execute("SELECT rowid, * FROM results WHERE rowid=?", (int(ref),)).fetchall()
+            if not rows and 4 <= len(ref) <= 16 and all(c in "0123456789abcdef" for c in ref.lower()):
+                rows = self._db.execute("SELECT rowid, * FROM results WHERE config_hash LIKE ? ORDER BY rowid",
+                                        (ref.lower() + "%",)).fetchall()
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+        return [_record(r) for r in rows]
+
+    def delete(self, ids: list[int]) -> int:
+        try:
+            cur = self._db.executemany("DELETE FROM results WHERE rowid=?", [(i,) for i in ids])
+            return cur.rowcount
+        except sqlite3.Error as e:
+            raise self._error(e) from None
+
 
 def _record(row: tuple) -> Record:
-    exp, h, ver, seed, cfg, res, elapsed, created = row
-    return Record(exp, h, ver, seed, json.loads(cfg), json.loads(res), elapsed, created)
+    rowid, exp, h, ver, seed, cfg, res, elapsed, created = row
+    return Record(exp, h, ver, seed, json.loads(cfg), json.loads(res), elapsed, created, rowid)
 
 
 def now_iso() -> str:
@@ -159,9 +186,11 @@ def flatten(prefix: str, obj: Any, out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def export(store: ResultStore, fmt: str, out: Path, experiment: str | None = None) -> int:
+def export(store: ResultStore, fmt: str, out: Path, experiment: str | None = None,
+           records: list[Record] | None = None) -> int:
+    """Writes `records` (default: every record of `experiment`, or all) as CSV or Parquet."""
     rows = []
-    for r in store.records(experiment):
+    for r in store.records(experiment) if records is None else records:
         row = {"experiment": r.experiment, "config_hash": r.config_hash, "veil_version": r.veil_version,
                "seed": r.seed, "elapsed_s": r.elapsed_s, "created_at": r.created_at}
         flatten("config", r.config, row)

@@ -39,11 +39,13 @@ class SweepOutcome:
     computed: int = 0
     cached: int = 0
     failed: list[tuple[int, str]] = field(default_factory=list)
+    warned: int = 0  # points whose result carries warnings (a setting not honoured, saturation)
 
     def summary(self) -> str:
         total = self.computed + self.cached + len(self.failed)
-        return (f"{total} points: {self.computed} computed, {self.cached} cached (skipped), "
+        text = (f"{total} points: {self.computed} computed, {self.cached} cached (skipped), "
                 f"{len(self.failed)} failed")
+        return text + (f", {self.warned} with warnings" if self.warned else "")
 
 
 def expand(grid: dict[str, list], zipped: dict[str, list], where: str) -> list[dict[str, Any]]:
@@ -59,7 +61,7 @@ def expand(grid: dict[str, list], zipped: dict[str, list], where: str) -> list[d
     return [{**g, **z} for g in grid_rows for z in zip_rows]
 
 
-def spec_from_data(data: dict[str, Any], where: str) -> SweepSpec:
+def spec_from_data(data: dict[str, Any], where: str, progress: bool = False) -> SweepSpec:
     unknown = set(data) - SWEEP_KEYS
     if unknown:
         raise ConfigError(f"{where}: {sorted(unknown)[0]}: unknown key; allowed: {', '.join(sorted(SWEEP_KEYS))}")
@@ -70,9 +72,16 @@ def spec_from_data(data: dict[str, Any], where: str) -> SweepSpec:
     base = data.get("base", {})
     rows = expand(_flat(data.get("grid", {})), _flat(data.get("zip", {})), where)
     configs = []
-    for i, row in enumerate(rows):
-        label = ", ".join(f"{k}={v}" for k, v in row.items())
-        configs.append(config_for_row(experiment, base, row, f"{where}: point {i} ({label})" if label else where))
+    # Millions of points take minutes to validate: say so on a terminal while it happens.
+    bar = _progress(len(rows) if len(rows) >= 10_000 else 0, "validating", progress)
+    try:
+        for i, row in enumerate(rows):
+            label = ", ".join(f"{k}={v}" for k, v in row.items())
+            configs.append(config_for_row(experiment, base, row, f"{where}: point {i} ({label})" if label else where))
+            if i % 1000 == 999:
+                bar.update(1000)
+    finally:
+        bar.close()
     return SweepSpec(experiment, configs, str(data.get("name", Path(where).stem)))
 
 
@@ -88,10 +97,13 @@ def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def load_spec(path: str | Path, overrides: list[str] | None = None) -> SweepSpec:
+def load_spec(path: str | Path, overrides: list[str] | None = None, progress: bool = False) -> SweepSpec:
     data = read_toml(path)
     name = data.get("experiment")
     load_systems()
+    if not any(t in data for t in ("base", "grid", "zip")) and set(data) - SWEEP_KEYS:
+        raise ConfigError(f"{path}: a run config (fields at top level, no [base]/[grid]/[zip] tables), "
+                          f"not a sweep file; use `veil run {path}`")
     if isinstance(name, str) and name in REGISTRY.experiments:
         model, folder = REGISTRY.experiments[name].config, Path(path).resolve().parent
         for t in ("base", "grid", "zip"):
@@ -99,7 +111,7 @@ def load_spec(path: str | Path, overrides: list[str] | None = None) -> SweepSpec
                 table = data[t] if t == "base" else _flat(data[t])
                 data[t] = resolve_input_paths(model, table, folder)
     data = apply_overrides(data, overrides or [])
-    return spec_from_data(data, str(path))
+    return spec_from_data(data, str(path), progress)
 
 
 def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultStore | None, *,
@@ -151,9 +163,10 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
                 for i, cfg in payload:
                     try:
                         result, elapsed = compute(experiment, cfg)
-                        done(i, result, elapsed, None)
-                    except VeilError as e:
-                        done(i, None, 0.0, str(e))
+                    except Exception as e:  # reported like a pooled point's failure; the sweep goes on
+                        done(i, None, 0.0, _error_text(e))
+                        continue
+                    done(i, result, elapsed, None)
             else:
                 _run_pool(experiment, payload, jobs, done)
     finally:
@@ -164,6 +177,7 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
         if j in found:
             found[i] = found[j]
     out.records = [found[i] for i in sorted(found)]
+    out.warned = sum(1 for r in out.records if r.result.get("warnings"))
     return out
 
 

@@ -31,7 +31,13 @@ def _chi2_sf(x: float, k: int) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
-@register_experiment("crypto.pad_randomness", PadRandomnessConfig,
+@register_experiment("crypto.pad_randomness", PadRandomnessConfig, results={
+    "chi2": ("", "chi-square statistic of the 256 byte-value counts (255 degrees of freedom)"),
+    "chi2_p": ("", "probability of a chi-square at least this large for uniform bytes"),
+    "ones_fraction": ("", "fraction of pad bits that are 1 (0.5 expected)"),
+    "serial_correlation": ("", "correlation of each byte with the next (0 expected)"),
+    "sha256_prefix": ("hex", "first 16 hex digits of the pad's SHA-256 (identifies the stream)"),
+},
                      doc="uniformity statistics of an AES-CTR pad stream for a seeded key")
 def pad_randomness(cfg: PadRandomnessConfig) -> dict:
     material = hashlib.sha256(f"veil-pad-{cfg.seed}".encode()).digest()

@@ -32,7 +32,7 @@ def _known(names: list[str]) -> list[str]:
 
 
 def _veil_gbps(engine: str, size: int, secs: float) -> float:
-    return float(_native.crypto.throughput(engine, size, 1, secs)["gbps"])
+    return float(_native.crypto.throughput(engine, size, 1, secs)["gb_per_s"])
 
 
 def interleaved_vs_openssl(engines: list[str], size: int, rounds: int, secs: float) -> dict:
@@ -61,7 +61,7 @@ def reproduce(ctx) -> None:
     engines = _known(ENGINES_1T)
     rows = [{"engine": e, "size": s} for e in engines for s in sizes if s % unit_of(e) == 0]
     res = ctx.run_many("crypto.throughput", {"min_seconds": secs, "threads": 1}, rows)
-    by = {(r["engine"], r["size"]): out["gbps"] for r, out in zip(rows, res)}
+    by = {(r["engine"], r["size"]): out["gb_per_s"] for r, out in zip(rows, res)}
 
     # The anchor sizes are timed again here, several times, for a median and a spread.
     load0 = machine_load()
@@ -74,18 +74,18 @@ def reproduce(ctx) -> None:
     for e in engines:
         ok = [s for s in sizes if (e, s) in by]
         ax.plot(ok, [by[(e, s)] for s in ok], marker="o", ms=3, label=e)
-        data[e] = {"size_bytes": ok, "gbps": [by[(e, s)] for s in ok], "gbps_lo": [None] * len(ok),
-                   "gbps_hi": [None] * len(ok)}
+        data[e] = {"size_bytes": ok, "gb_per_s": [by[(e, s)] for s in ok], "gb_per_s_lo": [None] * len(ok),
+                   "gb_per_s_hi": [None] * len(ok)}
     xs = list(gcm)
     med = [gcm[s][0] for s in xs]
     ax.errorbar(xs, med, yerr=[[m - gcm[s][1][0] for s, m in zip(xs, med)],
                                [gcm[s][1][1] - m for s, m in zip(xs, med)]],
                 fmt="D", color="k", mfc="none", ms=7, capsize=4, label=f"aes-128-gcm, median of {repeats} (IQR)")
     ax.plot(list(anchor_gbps), list(anchor_gbps.values()), "*", color="gold", mec="k", ms=14, label=ANCHOR_SOURCE)
-    data[f"aes-128-gcm repeated x{repeats}"] = {"size_bytes": xs, "gbps": med,
-                                                "gbps_lo": [gcm[s][1][0] for s in xs],
-                                                "gbps_hi": [gcm[s][1][1] for s in xs]}
-    data[ANCHOR_SOURCE] = {"size_bytes": list(anchor_gbps), "gbps": list(anchor_gbps.values())}
+    data[f"aes-128-gcm repeated x{repeats}"] = {"size_bytes": xs, "gb_per_s": med,
+                                                "gb_per_s_lo": [gcm[s][1][0] for s in xs],
+                                                "gb_per_s_hi": [gcm[s][1][1] for s in xs]}
+    data[ANCHOR_SOURCE] = {"size_bytes": list(anchor_gbps), "gb_per_s": list(anchor_gbps.values())}
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("message size (bytes)")
@@ -111,9 +111,9 @@ def reproduce(ctx) -> None:
     fig, ax = ctx.subplots(figsize=(8, 4.5))
     tdata = {}
     for e in scale_engines:
-        ys = [o["gbps"] for r, o in zip(trow, tres) if r["engine"] == e]
+        ys = [o["gb_per_s"] for r, o in zip(trow, tres) if r["engine"] == e]
         ax.plot(threads, ys, marker="o", label=e)
-        tdata[e] = {"threads": threads, "gbps": ys}
+        tdata[e] = {"threads": threads, "gb_per_s": ys}
     ax.set_xlabel("threads")
     ax.set_ylabel("GB/s, 256 KB messages")
     ax.set_xticks(threads)
@@ -134,7 +134,7 @@ def reproduce(ctx) -> None:
     for e, mk in (("aes-128-gcm", "o"), ("aes-128-ctr", "s")):
         rounds = list(range(1, repeats + 1))
         ax.plot(rounds, cmp[e]["ratio"], mk + "-", label=f"{e.upper()} Veil / OpenSSL")
-        cdata[e] = {"round": rounds, "veil_gbps": cmp[e]["veil"], "openssl_gbps": cmp[e]["openssl"],
+        cdata[e] = {"round": rounds, "veil_gb_per_s": cmp[e]["veil"], "openssl_gb_per_s": cmp[e]["openssl"],
                     "ratio": cmp[e]["ratio"]}
     ax.axhline(1.0, color="k", lw=0.8, ls="--", label="parity")
     ax.axhspan(1 - PARITY_TOL, 1 + PARITY_TOL, color="0.9", zorder=0, label=f"±{PARITY_TOL:.0%} band")

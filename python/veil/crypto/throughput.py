@@ -15,16 +15,21 @@ class ThroughputConfig(ExperimentConfig):
     min_seconds: float = Field(0.2, gt=0, le=60, description="measure for at least this long")
 
 
-@register_experiment("crypto.throughput", ThroughputConfig,
+@register_experiment("crypto.throughput", ThroughputConfig, results={
+    "gb_per_s": ("GB/s", "bytes encrypted per second over all threads, in 10^9 bytes/s"),
+    "gb_per_s_per_thread": ("GB/s", "gb_per_s divided by the thread count"),
+    "bytes": ("bytes", "bytes encrypted in the timed loop"),
+    "seconds": ("s", "wall time of the timed loop"),
+    "iterations": ("messages", "messages of `size` bytes encrypted"),
+},
                      doc="encryption throughput of one engine, message size and thread count", exclusive=True)
 def throughput(cfg: ThroughputConfig) -> dict:
     try:
         r = dict(_native.crypto.throughput(cfg.engine, cfg.size, cfg.threads, cfg.min_seconds))
     except ValueError as e:  # the engine's own constraint, e.g. whole 64-byte lines
         raise ConfigError(f"crypto.throughput: {e}") from None
-    return {"gbps": float(r["gbps"]), "bytes": int(r["bytes"]), "seconds": float(r["seconds"]),
-            "iterations": int(r["iterations"]), "gbps_per_thread": float(r["gbps"]) / cfg.threads,
-            "loadavg": machine_load()}
+    return {"gb_per_s": float(r["gb_per_s"]), "bytes": int(r["bytes"]), "seconds": float(r["seconds"]),
+            "iterations": int(r["iterations"]), "gb_per_s_per_thread": float(r["gb_per_s"]) / cfg.threads}
 
 
 def unit_of(engine: str) -> int:

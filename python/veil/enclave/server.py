@@ -133,7 +133,39 @@ def simulate_many(cfgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         raise ConfigError(f"enclave.server: {e}") from None
 
 
-@register_experiment("enclave.server", ServerConfig,
+@register_experiment("enclave.server", ServerConfig, results={
+    "model": ("", "execution model simulated"),
+    "policy": ("", "exit policy simulated"),
+    "workers": ("threads", "worker threads"),
+    "tiles": ("tiles", "cores (tiles) of the chip"),
+    "requests": ("requests", "web-page requests asked for"),
+    "requests_completed": ("requests", "requests served"),
+    "each_request_once": ("", "every request was served exactly once"),
+    "completion_cycles": ("cycles", "simulated time until the last worker finished"),
+    "completion_s": ("s", "completion_cycles at clock_ghz (simulated seconds)"),
+    "throughput_krps": ("10^3 requests/s", "requests per simulated second, in thousands"),
+    "mean_worker_cycles": ("cycles", "mean over workers of the time they were busy (sum of time_*)"),
+    "time_*": ("cycles", "mean time per worker in this category (the Fig. 3 breakdown)"),
+    "l1d_accesses": ("accesses", "L1 data-cache accesses of the worker cores"),
+    "l1d_misses": ("misses", "L1 data-cache misses of the worker cores"),
+    "sse_l1d_misses": ("misses", "L1 data-cache misses of the SSE cores"),
+    "sharing_misses": ("misses", "misses on lines another core had written (coherence)"),
+    "l2_accesses": ("accesses", "shared L2 accesses"),
+    "l2_misses": ("misses", "shared L2 misses"),
+    "dram_accesses": ("accesses", "memory accesses that left the chip"),
+    "ctx_switches": ("switches", "context switches"),
+    "ecalls": ("calls", "enclave entries"),
+    "ocalls": ("calls", "enclave exits for system calls"),
+    "calls_*": ("calls", "system calls run locally, posted to a responder, completed by one"),
+    "responder_checks": ("checks", "times a responder polled its queue"),
+    "responder_empty_checks": ("checks", "polls that found nothing to do"),
+    "responder_sleeps": ("sleeps", "times a responder slept on its timer"),
+    "responder_check_cycles": ("cycles", "cycles responders spent polling"),
+    "responder_syscall_cycles": ("cycles", "cycles responders spent running system calls"),
+    "preemptions": ("preemptions", "workers preempted at the end of their quantum"),
+    "pickup_wait_cycles": ("cycles", "cycles posted calls waited before a responder picked them up"),
+    "events": ("events", "simulation events processed"),
+},
                      doc="Server workload (SSE paper) under one execution model: throughput, Fig. 3 breakdown, misses")
 def server(cfg: ServerConfig) -> dict:
     return flatten(simulate(native_config(cfg)))

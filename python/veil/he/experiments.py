@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 import seal
@@ -44,7 +44,27 @@ class DigitsConfig(ExperimentConfig):
                         description="noise budget in bits every layer must keep (parameter search)")
 
 
-@register_experiment("he.digits", DigitsConfig, exclusive=True,
+@register_experiment("he.digits", DigitsConfig, exclusive=True, results={
+    "images": ("images", "test images run encrypted"),
+    "exact_match": ("", "fraction of images whose encrypted output equals the quantised plaintext output"),
+    "encrypted_accuracy": ("", "fraction classified correctly under encryption"),
+    "quant_accuracy": ("", "accuracy of the quantised plaintext model"),
+    "float_accuracy": ("", "accuracy of the float model"),
+    "n_train": ("images", "training images"),
+    "params.*": ("", "the HE parameter set: poly_degree (N), coefficient-modulus primes (bits), plain modulus"),
+    "search.*": ("", "parameter search: candidates tried and the noise budget each layer keeps (bits)"),
+    "per_inference.*": ("", "per inference, mean: operation counts, bytes (bytes_*), seconds (*_s), min_noise_budget (bits)"),
+    "per_layer": ("", "per layer, mean: the per_inference counts of each layer"),
+    "wall_s_per_inference": ("s", "wall time of one encrypted inference on this machine"),
+    "setup_bytes": ("bytes", "keys the client sends once (Galois and relinearisation keys)"),
+    "galois_keys": ("keys", "Galois keys the layout needs"),
+    "fresh_budget_bits": ("bits", "noise budget of a fresh ciphertext"),
+    "weight_prep_s": ("s", "server time to encode the weights, once"),
+    "comm_mb": ("MB", "client-server traffic per inference (10^6 bytes)"),
+    "comm_mb_zlib": ("MB", "comm_mb with each message zlib-compressed"),
+    "comm_mb_seeded": ("MB", "comm_mb with seeded (half-size) uploads"),
+    "macs": ("MACs", "multiply-accumulates of one plaintext inference"),
+},
                      doc="CNN trained on scikit-learn digits: encrypted vs plaintext quantised inference")
 def digits(cfg: DigitsConfig) -> dict:
     d = train_digits(cfg.seed)
@@ -117,7 +137,26 @@ def _other_time(model: QuantModel, plans, rng) -> float:
     return t
 
 
-@register_experiment("he.network", NetworkConfig, exclusive=True,
+@register_experiment("he.network", NetworkConfig, exclusive=True, results={
+    "network": ("", "network evaluated"),
+    "mode": ("", "slot layout"),
+    "params.*": ("", "the HE parameter set: poly_degree (N), coefficient-modulus primes (bits), plain modulus"),
+    "search.*": ("", "parameter search: candidates tried and the noise budget each layer keeps (bits)"),
+    "ct_bytes_vs_seal_default": ("", "ciphertext size relative to SEAL's default parameters at the same N"),
+    "seal_default_8192_ct_bytes": ("bytes", "ciphertext size with SEAL's default N = 8192 parameters"),
+    "macs": ("MACs", "multiply-accumulates of one inference"),
+    "layers": ("", "per layer: shape, MACs, ciphertexts in/out, bytes up/down, rotations"),
+    "totals.*": ("", "sums over layers of the per-layer counts (bytes_* in bytes)"),
+    "encryptions": ("ciphertexts", "ciphertexts the client encrypts per inference"),
+    "decryptions": ("ciphertexts", "ciphertexts the client decrypts per inference"),
+    "bytes_up": ("bytes", "client to server per inference"),
+    "bytes_down": ("bytes", "server to client per inference"),
+    "comm_mb": ("MB", "bytes_up + bytes_down in 10^6 bytes"),
+    "comm_mb_seeded": ("MB", "comm_mb with seeded (half-size) uploads"),
+    "measured": ("", "layers run encrypted with random weights: counts, times (s) and whether exact"),
+    "all_exact": ("", "every measured layer matched plaintext bit for bit"),
+    "other_s": ("s", "client time outside HE operations (quantisation, re-packing) on this machine"),
+},
                      doc="parameter search, per-layer costs and encrypted random-weight layers of a network")
 def network_cost(cfg: NetworkConfig) -> dict:
     model = random_model(network(cfg.network), cfg.seed)
@@ -180,7 +219,12 @@ class OpCostConfig(ExperimentConfig):
     reps: int = Field(20, ge=1, le=1000, description="repetitions per operation")
 
 
-@register_experiment("he.op_costs", OpCostConfig, exclusive=True,
+@register_experiment("he.op_costs", OpCostConfig, exclusive=True, results={
+    "params.*": ("", "the HE parameter set: poly_degree (N), coefficient-modulus primes (bits), plain modulus"),
+    "*_ms": ("ms", "mean wall time of one SEAL operation on this machine, one thread"),
+    "ct_bytes": ("bytes", "serialised ciphertext size"),
+    "fresh_budget_bits": ("bits", "noise budget of a fresh ciphertext"),
+},
                      doc="single-thread SEAL operation times at one parameter set")
 def op_costs(cfg: OpCostConfig) -> dict:
     p = HEParams(cfg.poly_degree, tuple(cfg.coeff_bits), cfg.plain_bits)
@@ -230,14 +274,19 @@ def op_costs(cfg: OpCostConfig) -> dict:
 # ---------------------------------------------------------------------------- Fig. 13
 
 class MacsPerMBConfig(ExperimentConfig):
-    sizes: list[int] = Field([2, 4, 8, 16, 32], description="image sizes (square)")
-    channels: list[int] = Field([32, 64, 128, 256, 512], description="input = output channels")
-    filters: list[int] = Field([1, 3], description="filter sizes ('same' padding)")
+    sizes: list[Annotated[int, Field(ge=1)]] = Field([2, 4, 8, 16, 32], description="image sizes (square)")
+    channels: list[Annotated[int, Field(ge=1)]] = Field([32, 64, 128, 256, 512],
+                                                        description="input = output channels")
+    filters: list[Annotated[int, Field(ge=1)]] = Field([1, 3], description="filter sizes ('same' padding)")
     poly_degree: int = Field(8192, description="N of the layouts")
     primes: int = Field(3, ge=2, le=8, description="number of primes (special included)")
 
 
-@register_experiment("he.macs_per_mb", MacsPerMBConfig,
+@register_experiment("he.macs_per_mb", MacsPerMBConfig, results={
+    "params.*": ("", "the HE parameter set: poly_degree (N), coefficient-modulus primes (bits), plain modulus"),
+    "grid": ("", "per conv shape (size, channels, filter): macs (MACs), mb (10^6 bytes), macs_per_mb (MACs/MB)"),
+    "networks.*": ("", "the same for each layer of VGG16 and SqueezeNet"),
+},
                      doc="MACs per MB communicated over conv layer shapes, with VGG16/SqueezeNet layers")
 def macs_per_mb(cfg: MacsPerMBConfig) -> dict:
     from veil.he.packing import plan_layer

@@ -22,6 +22,9 @@ def cmd_latency_load(args) -> int:
     from veil.core.runner import run_experiment
     from veil.core.store import ResultStore
 
+    from veil.core.paths import check_figure_file
+
+    check_figure_file(args.out, "--out")  # before any simulation
     experiment, cfg = load_config(args.config, args.overrides)
     if experiment != "memnet.latency_load":
         raise ConfigError(f"{args.config}: experiment must be memnet.latency_load, not {experiment}")
@@ -71,6 +74,6 @@ def add_commands(sub) -> None:
     q.add_argument("overrides", nargs="*", help="key=value overrides")
     q.add_argument("--rates", default="0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5",
                    help="comma-separated offered loads (flits/node/cycle)")
-    q.add_argument("--out", default="latency_load.png", help="figure file")
+    q.add_argument("--out", default="latency_load.png", help="figure file: .png, .svg or .pdf")
     q.add_argument("--past-saturation", action="store_true", help="keep going after the first saturated load")
     q.set_defaults(handler=cmd_latency_load)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from veil.core import (ComponentName, ConfigError, ExperimentConfig, InputFile, register_component,
                        register_experiment)
@@ -15,9 +15,29 @@ for _kind, _name, _doc in engine.components():
     register_component(f"memnet.{_kind}", _name, doc=_doc)
 
 
+PRESETS = {
+    # BookSim2's iq router timing and run control on the 8x8 mesh of the reference curve, drawing
+    # BookSim2's random numbers: a run equals BookSim2's run with the same seed. Every other
+    # setting of the preset is already the default.
+    "booksim_compat": {"rng": "booksim"},
+}
+
+
 class LatencyLoadConfig(ExperimentConfig):
-    """One simulation at one offered load. Defaults are the `booksim_compat` preset: BookSim2's
-    iq router timing and run control, on the 8x8 mesh of the reference curve."""
+    """One simulation at one offered load. The defaults are BookSim2's iq router timing and run
+    control on the 8x8 mesh of the reference curve; `preset = "booksim_compat"` also draws
+    BookSim2's random numbers. Keys set beside a preset win over it."""
+
+    preset: Literal["", "booksim_compat"] = Field(
+        "", description="named settings applied under the keys given: booksim_compat = the defaults with "
+                        "rng = 'booksim' (BookSim2 draw for draw)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_preset(cls, data):
+        if isinstance(data, dict) and data.get("preset") in PRESETS:
+            return {**PRESETS[data["preset"]], **data}
+        return data
 
     # topology
     topology: ComponentName("memnet.topology") = Field(
@@ -29,9 +49,13 @@ class LatencyLoadConfig(ExperimentConfig):
     a: int = Field(4, ge=1, le=256, description="dragonfly: routers per group")
     h: int = Field(2, ge=1, le=64, description="dragonfly: global links per router")
     g: int | None = Field(None, ge=2, description="dragonfly: groups (default a*h+1, balanced)")
+    noc_latency: bool = Field(False, description="flatfly: a link's latency is `latency` times the router pitches "
+                                                 "it spans on the k x k grid (BookSim2's use_noc_latency)")
     topology_file: InputFile = Field("", description="file topology: path of the adjacency list (relative to "
                                                     "the config file's folder)")
-    latency: int = Field(1, ge=1, description="link latency in cycles (dragonfly: local links)")
+    latency: int = Field(1, ge=1, description="link latency in cycles: every mesh and torus link, wrap-around "
+                                              "links included (default 1; BookSim2's torus uses 2: set latency = 2 "
+                                              "to compare); flatfly: per pitch with noc_latency; dragonfly: local")
     global_latency: int = Field(1, ge=1, description="dragonfly: global link latency in cycles")
     flit_cycles: int = Field(1, ge=1, description="cycles a flit occupies a link (1 = full width; dragonfly: local)")
     global_flit_cycles: int = Field(1, ge=1, description="dragonfly: cycles a flit occupies a global link")
@@ -51,7 +75,8 @@ class LatencyLoadConfig(ExperimentConfig):
     # traffic
     traffic: ComponentName("memnet.traffic") = Field("uniform", description="destination pattern")
     injection: Literal["bernoulli", "batch"] = Field("bernoulli", description="injection process")
-    rate: float = Field(0.1, ge=0.0, description="offered load, flits/node/cycle (bernoulli)")
+    rate: float = Field(0.1, ge=0.0, le=1.0, description="offered load, flits/node/cycle (bernoulli; a node "
+                                                         "injects at most one flit a cycle)")
     packet_size: int = Field(4, ge=1, le=4096, description="packet length in flits (requests)")
     include_self: bool = Field(True, description="uniform: a node may send to itself (BookSim does)")
     hotspots: list[int] = Field([0], description="hotspot: hot nodes")
@@ -87,7 +112,7 @@ def to_sim_config(cfg: LatencyLoadConfig) -> dict:
                 "flit_cycles": cfg.flit_cycles}
     elif cfg.topology == "flatfly":
         topo = {"kind": "flatfly", "k": cfg.k, "c": cfg.c, "latency": cfg.latency,
-                "flit_cycles": cfg.flit_cycles}
+                "flit_cycles": cfg.flit_cycles, "noc_latency": cfg.noc_latency}
     elif cfg.topology == "dragonfly":
         topo = {"kind": "dragonfly", "p": cfg.p, "a": cfg.a, "h": cfg.h, "g": cfg.g,
                 "local_latency": cfg.latency, "global_latency": cfg.global_latency,
@@ -150,8 +175,80 @@ def _flatten(r: dict) -> dict:
     return out
 
 
-@register_experiment("memnet.latency_load", LatencyLoadConfig,
+RESULTS = {
+    "saturated": ("", "true if latency passed latency_threshold or the network did not drain: the "
+                      "latencies are then not steady-state values"),
+    "offered_flits_per_node_cycle": ("flits/node/cycle", "offered load (rate)"),
+    "injected_flits_per_node_cycle": ("flits/node/cycle", "load the sources generated while measuring"),
+    "accepted_flits_per_node_cycle": ("flits/node/cycle", "throughput: flits ejected per node per cycle"),
+    "avg_packet_latency": ("cycles", "mean packet latency, creation to tail ejection (source queueing included)"),
+    "avg_network_latency": ("cycles", "mean latency from head injection to tail ejection"),
+    "p50_packet_latency": ("cycles", "median packet latency"),
+    "p99_packet_latency": ("cycles", "99th-percentile packet latency"),
+    "max_packet_latency": ("cycles", "largest packet latency"),
+    "avg_hops": ("router hops", "mean hops per measured packet"),
+    "packets_measured": ("packets", "packets whose latency was recorded"),
+    "packets_delivered": ("packets", "every packet delivered, warm-up and drain included"),
+    "latency_histogram": ("cycles: packets", "latency histogram (histogram = true)"),
+    "*_channels_count": ("channels", "channels of that kind (injection, ejection, network, global)"),
+    "*_channels_mean": ("flits/cycle", "mean utilisation of channels of that kind"),
+    "*_channels_max": ("flits/cycle", "utilisation of the busiest channel of that kind"),
+    "channels": ("flits/cycle", "every channel's utilisation (channel_detail = true)"),
+    "batch_cycles": ("cycles", "batch injection: cycles until the last packet arrived (else null)"),
+    "cycles_simulated": ("cycles", "simulated cycles, warm-up and drain included"),
+    "wall_seconds": ("s", "wall time of the simulation on this machine"),
+    "conservation_ok": ("", "every packet, flit and credit created was delivered or returned"),
+    "nodes": ("terminals", "terminals (traffic sources and sinks)"),
+    "routers": ("routers", "routers in the topology"),
+    "link_latency_min": ("cycles", "shortest router-to-router link latency used (not for file topologies)"),
+    "link_latency_max": ("cycles", "longest router-to-router link latency used (not for file topologies)"),
+}
+
+
+@register_experiment("memnet.latency_load", LatencyLoadConfig, results=RESULTS,
                      doc="one memnet simulation at one offered load: latency, throughput, hops, "
                          "channel utilisation, saturation")
 def latency_load(cfg: LatencyLoadConfig) -> dict:
-    return _flatten(run_sim(to_sim_config(cfg)))
+    result = _flatten(run_sim(to_sim_config(cfg)))
+    result.update(link_latencies(cfg))
+    notes = not_honoured(cfg)
+    if result.get("saturated"):
+        notes.append(f"saturated at offered load {cfg.rate:g} flits/node/cycle: the run was stopped early and "
+                     f"its latencies are not steady-state values")
+    if notes:
+        result["warnings"] = notes
+    return result
+
+
+def link_latencies(cfg: LatencyLoadConfig) -> dict:
+    """The router-to-router link latencies the run used (shortest, longest), so that a default is
+    never a surprise (BookSim2's torus and flatfly can take longer links with use_noc_latency)."""
+    if cfg.topology in ("mesh", "torus"):
+        lo = hi = cfg.latency
+    elif cfg.topology == "flatfly":
+        lo, hi = cfg.latency, cfg.latency * ((cfg.k - 1) if cfg.noc_latency else 1)
+    elif cfg.topology == "dragonfly":
+        lo, hi = min(cfg.latency, cfg.global_latency), max(cfg.latency, cfg.global_latency)
+    else:
+        return {}  # a file topology gives its latencies link by link
+    return {"link_latency_min": lo, "link_latency_max": hi}
+
+
+def not_honoured(cfg: LatencyLoadConfig) -> list[str]:
+    """Settings the simulator accepts but cannot apply as asked (reported, never silent)."""
+    if cfg.rng != "booksim":
+        return []
+    why = []
+    if cfg.traffic in ("hotspot", "randperm") or (cfg.traffic == "uniform" and not cfg.include_self):
+        why.append(f"traffic '{cfg.traffic}'" + ("" if cfg.include_self else " without include_self")
+                   + " draws destinations from per-node streams")
+    if cfg.routing == "valiant":
+        why.append("Valiant routing's intermediate choices")
+    if cfg.injection == "batch":
+        why.append("batch injection")
+    if cfg.request_reply:
+        why.append("request-reply traffic")
+    if not why:
+        return []
+    return [f"rng='booksim' is not honoured in full for {'; '.join(why)}: the run is not BookSim2's run "
+            f"draw for draw"]

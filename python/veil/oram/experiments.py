@@ -41,7 +41,40 @@ class AccessConfig(ExperimentConfig):
     link_mbps: float = Field(7.0, ge=0, description="link bandwidth for the network share of latency (0: none)")
 
 
-@register_experiment("oram.access", AccessConfig, exclusive=True,
+@register_experiment("oram.access", AccessConfig, exclusive=True, results={
+    "engine": ("", "engine that served the reads"),
+    "n_blocks": ("blocks", "blocks N in the store"),
+    "block_size": ("bytes", "block size B"),
+    "accesses": ("requests", "timed requests"),
+    "setup_s": ("s", "time to build and encrypt the store"),
+    "server_ms": ("ms", "server wall time per request (timed phase / requests)"),
+    "server_p50_ms": ("ms", "median server time of one request"),
+    "server_p99_ms": ("ms", "99th-percentile server time of one request"),
+    "server_max_ms": ("ms", "longest server time of one request"),
+    "p99_over_p50": ("", "server_p99_ms / server_p50_ms (1 = constant latency)"),
+    "server_ms_windows": ("ms", "mean server time per request in each whole window of the timed requests "
+                                "(one epoch for PRO-ORAM, 8 requests otherwise)"),
+    "client_ms": ("ms", "client time per request (decrypt and check)"),
+    "network_ms": ("ms", "transfer time of one block and tag at link_mbps"),
+    "total_ms": ("ms", "client_ms + server_ms + network_ms"),
+    "throughput_mbps": ("Mbit/s", "served bits per second of server time (10^6 bits/s)"),
+    "bytes_per_access": ("bytes", "storage bytes read and written per request, shuffle included"),
+    "shuffle_ms_per_access": ("ms", "shuffle wall time per epoch divided by the epoch's requests"),
+    "crypto_core_ms": ("core-ms", "AES-GCM core time per request, all threads"),
+    "storage_core_ms": ("core-ms", "storage-call core time per request (copies, I/O), all threads"),
+    "cpu_ms_per_access": ("core-ms", "process CPU time (user + system, all threads) per request"),
+    "private_cache_blocks": ("blocks", "blocks the engine keeps in private memory"),
+    "private_block_bytes": ("bytes", "PRO-ORAM: peak private memory in block buffers (cache, open slot, "
+                                     "shuffle group)"),
+    "position_map_bytes": ("bytes", "PRO-ORAM: private memory of the position map"),
+    "period_min_ms": ("ms", "PRO-ORAM request clock: shortest period over the timed requests"),
+    "period_max_ms": ("ms", "PRO-ORAM request clock: longest period over the timed requests"),
+    "late_handovers": ("epochs", "epoch hand-overs that had to wait for the shuffle"),
+    "epoch_len": ("requests", "requests per PRO-ORAM epoch"),
+    "epochs": ("epochs", "epochs shuffled during the run"),
+    "threads": ("threads", "shuffle threads used"),
+    "errors": ("", "requests whose block failed authentication or was wrong (0 expected)"),
+},
                      doc="latency split (client, server, shuffle, network), throughput and bytes per access")
 def access(cfg: AccessConfig) -> dict:
     n, b = cfg.n_blocks, cfg.block_size

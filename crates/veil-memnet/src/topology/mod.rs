@@ -71,8 +71,8 @@ impl Topology {
             TopologyConfig::Torus { k, n, latency, flit_cycles } => {
                 kncube::build(*k, *n, true, *latency, *flit_cycles, terminal_latency)
             }
-            TopologyConfig::Flatfly { k, c, latency, flit_cycles } => {
-                flatfly::build(*k, *c, *latency, *flit_cycles, terminal_latency)
+            TopologyConfig::Flatfly { k, c, latency, flit_cycles, noc_latency } => {
+                flatfly::build(*k, *c, *latency, *flit_cycles, *noc_latency, terminal_latency)
             }
             TopologyConfig::Dragonfly { p, a, h, g, local_latency, global_latency, local_flit_cycles, global_flit_cycles } => {
                 dragonfly::build(
