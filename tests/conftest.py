@@ -1,12 +1,20 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+
+def default_sigint() -> None:
+    """preexec_fn for a child that a test stops with SIGINT: a shell starts background jobs (and so
+    a test run started with `&`) with SIGINT ignored, and a child would inherit that and never see
+    the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @dataclass

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import write
+from conftest import default_sigint, write
 
 # Each runs for minutes (most inside one Rust call) unless interrupted.
 LONG_RUNS = {
@@ -24,7 +24,7 @@ LONG_RUNS = {
 def interrupt(args: list[str], cwd, store, after: float) -> tuple[int, str, str, float]:
     env = {**os.environ, "VEIL_STORE": str(store)}
     p = subprocess.Popen([sys.executable, "-m", "veil.cli", *args], cwd=cwd, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     time.sleep(after)  # long enough to be inside the work, not the imports
     assert p.poll() is None, p.communicate()
     p.send_signal(signal.SIGINT)

@@ -87,11 +87,13 @@ def test_ctrl_c_stops_a_long_measured_run_with_130(tmp_path):
 
     from pathlib import Path
 
+    from conftest import default_sigint
+
     cfg = Path(__file__).resolve().parents[2] / "configs" / "oram" / "access.toml"
     p = subprocess.Popen([sys.executable, "-m", "veil.cli", "run", str(cfg), "n_blocks=1024", "block_size=4096",
                           "accesses=1000000", "backend=memory"], cwd=tmp_path,
                          env={**os.environ, "VEIL_STORE": str(tmp_path / "s.sqlite")},
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     time.sleep(4)
     assert p.poll() is None, p.communicate()
     t0 = time.perf_counter()

@@ -16,6 +16,7 @@ import threading
 import time
 
 import pytest
+from conftest import default_sigint
 
 from veil.oram.client import OramClient, OramClientError, OramRequestError
 from veil.oram.data import synthetic_block as synthetic
@@ -321,7 +322,8 @@ def test_link_emulation_adds_transfer_time(server):
 
 def _start_served(data, *extra, env=None):
     p = subprocess.Popen([sys.executable, "-m", "veil.cli", "oram", "serve", str(data), "--port", "0", *extra],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or os.environ.copy())
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or os.environ.copy(),
+                         preexec_fn=default_sigint)
     line = p.stdout.readline()
     assert "serving" in line, p.stderr.read()
     return p, line.split(" on ", 1)[1].split()[0]

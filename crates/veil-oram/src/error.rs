@@ -12,7 +12,7 @@ pub enum OramError {
     Io(String),
     /// The store's persistent state is missing or unreadable.
     Corrupt(String),
-    /// A measured run stopped early on request (Ctrl-C; see `measure::INTERRUPT`).
+    /// A measured run stopped early on request (Ctrl-C; `veil_core::interrupt`).
     Interrupted,
 }
 

@@ -153,15 +153,10 @@ fn make_storage(cfg: &RunConfig, slot: usize, regions: &[u64]) -> Result<Arc<dyn
     }
 }
 
-/// Set by the bindings on Ctrl-C: a measured run returns `OramError::Interrupted` at its next
-/// request. (A stand-in for a shared interrupt flag in veil-core, polled the same way.)
-pub static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
+/// A measured run returns `OramError::Interrupted` at its next request once the bindings asked
+/// every long call to stop (Ctrl-C; `veil_core::interrupt`).
 fn check_interrupt() -> Result<()> {
-    if INTERRUPT.load(Ordering::Relaxed) {
-        return Err(OramError::Interrupted);
-    }
-    Ok(())
+    veil_core::interrupt::check().map_err(|_| OramError::Interrupted)
 }
 
 pub fn run(cfg: &RunConfig) -> Result<RunResult> {

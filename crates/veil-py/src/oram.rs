@@ -18,27 +18,11 @@ fn to_py(e: OramError) -> PyErr {
     }
 }
 
-/// Runs one measured configuration (see veil_oram::measure::RunConfig) and returns JSON. The
-/// run works on a thread of its own while this one checks for Ctrl-C every 50 ms: on one it
-/// asks the run to stop, waits for it and raises KeyboardInterrupt.
+/// Runs one measured configuration (see veil_oram::measure::RunConfig) and returns JSON; Ctrl-C
+/// stops it at its next request (crate::interrupt::run).
 #[pyfunction]
 fn run(py: Python<'_>, config: &str) -> PyResult<String> {
-    use std::sync::atomic::Ordering;
-    let c = config.to_string();
-    veil_oram::measure::INTERRUPT.store(false, Ordering::Relaxed);
-    let work = std::thread::Builder::new()
-        .name("oram-measure".into())
-        .spawn(move || veil_oram::measure::run_json(&c))
-        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    while !work.is_finished() {
-        py.allow_threads(|| std::thread::sleep(Duration::from_millis(50)));
-        if let Err(e) = py.check_signals() {
-            veil_oram::measure::INTERRUPT.store(true, Ordering::Relaxed);
-            let _ = py.allow_threads(move || work.join());
-            return Err(e);
-        }
-    }
-    work.join().map_err(|_| PyRuntimeError::new_err("measured run panicked"))?.map_err(to_py)
+    crate::interrupt::run(py, || veil_oram::measure::run_json(config))?.map_err(to_py)
 }
 
 #[pyclass(frozen, name = "Store")]
