@@ -76,7 +76,31 @@ def explore(cfg: TacoConfig) -> dict:
             "accel": acc, "counts": {"enc": w.enc, "dec": w.dec}}
 
 
-@register_experiment("he.taco", TacoConfig, doc="CHOCO-TACO: design space of the HE encryption "
+@register_experiment("he.taco", TacoConfig, results={
+    "params.*": ("", "the HE parameter set: poly_degree (N), coeff_bits (prime bits), plain_bits, log_q, "
+                     "ct_primes (primes left in a ciphertext), ct_bytes (serialized ciphertext, bytes)"),
+    "configs": ("", "designs evaluated in the design space"),
+    "eval_s": ("s", "wall time to evaluate the whole design space"),
+    "calibration.area_factor": ("", "global area factor (periphery and wiring over the summed units), fitted "
+                                    "once to the paper's chosen design"),
+    "calibration.leak_mw_per_mm2": ("mW/mm^2", "global leakage per area, fitted once to the paper's chosen design"),
+    "design.pe_*": ("", "processing elements of each block of the selected design"),
+    "design.sram_*": ("B", "SRAM per RNS lane of each block of the selected design"),
+    "area_mm2": ("mm^2", "area of the selected design"),
+    "enc_ms": ("ms", "one public-key encryption on the selected design"),
+    "enc_mj": ("mJ", "energy of one encryption on the selected design"),
+    "power_mw": ("mW", "average power (leakage + dynamic) of the selected design while encrypting"),
+    "dec_ms": ("ms", "one decryption on the selected design"),
+    "dec_mj": ("mJ", "energy of one decryption on the selected design"),
+    "frontier_size": ("", "designs on the time/power/area Pareto frontier (null when not computed)"),
+    "accel.*_s": ("s", "time per encryption/decryption: TACO, the i.MX6 software model, the NTT/dyadic-only "
+                       "(HEAX-like) accelerator"),
+    "accel.*_j": ("J", "energy per encryption/decryption: TACO and the i.MX6 software model"),
+    "accel.ntt_dyadic_share_*": ("", "share of the i.MX6 software time spent in NTT/INTT/dyadic steps"),
+    "counts.*": ("", "operations counted while the datapath ran, per operation (enc/dec) and block: "
+                     "butterflies, modmuls, modadds, divides, sram_reads, sram_writes, prng_bytes, "
+                     "prng_blocks, coeffs"),
+}, doc="CHOCO-TACO: design space of the HE encryption "
                      "accelerator (counts from the executable datapath), the selected design, "
                      "its speedups over the i.MX6 model")
 def taco(cfg: TacoConfig) -> dict:
