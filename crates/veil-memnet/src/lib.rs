@@ -16,6 +16,7 @@
 pub mod config;
 pub mod error;
 pub mod knuth;
+pub mod memsys;
 pub mod packet;
 pub mod results;
 pub mod router;

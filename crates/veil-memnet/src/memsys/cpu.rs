@@ -1,0 +1,148 @@
+//! Trace-driven CPU cores: each replays one thread's LLC-miss stream, closed loop.
+//!
+//! A core executes the `insts` instructions that precede a miss at `ipc` instructions per
+//! core cycle (at most `issue_width`), then issues the miss if one of its `mshrs` miss
+//! status holding registers is free; fills are read requests, writebacks write requests
+//! (they hold an MSHR until the write response, as a write buffer entry would). Execution
+//! overlaps outstanding misses (memory-level parallelism up to the MSHR count), which is
+//! the interval-model view of an out-of-order core (Genbrugge, Eyerman, Eeckhout, HPCA
+//! 2010). The core is done when its stream is exhausted and every miss has returned.
+
+use crate::error::SimError;
+
+/// What a trace record is (the trace format's kinds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    LoadFill,
+    StoreFill,
+    Writeback,
+}
+
+/// One LLC miss or writeback of one thread (the fields of the trace format's records).
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub thread: u32,
+    pub kind: Kind,
+    pub addr: u64,
+    /// Instructions retired since the thread's previous record.
+    pub insts: u64,
+    pub llc_hits: u32,
+    pub data: [u8; 64],
+}
+
+impl Default for Record {
+    fn default() -> Self {
+        Self { thread: 0, kind: Kind::LoadFill, addr: 0, insts: 0, llc_hits: 0, data: [0; 64] }
+    }
+}
+
+/// A stream of one thread's records, read lazily (memory does not grow with trace length).
+pub trait MissSource: Send {
+    /// Fills `r` with the next record; false at the end of the stream.
+    fn next_into(&mut self, r: &mut Record) -> Result<bool, SimError>;
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct CoreStats {
+    pub node: u32,
+    pub reads: u64,
+    pub writes: u64,
+    pub instructions: u64,
+    /// Cycles a ready miss waited for a free MSHR.
+    pub mshr_stall_cycles: u64,
+    pub finished_at: u64,
+    /// Sum and max of read round-trip latencies (cycles, issue to response).
+    pub read_latency_sum: u64,
+    pub read_latency_max: u64,
+}
+
+pub struct Core {
+    pub node: u32,
+    source: Box<dyn MissSource>,
+    pub rec: Record,
+    has_rec: bool,
+    exhausted: bool,
+    /// Cycle the pending record may issue (its instructions executed).
+    ready_at: f64,
+    outstanding: u32,
+    mshrs: u32,
+    /// Network cycles per instruction.
+    cycles_per_inst: f64,
+    pub done: bool,
+    pub stats: CoreStats,
+}
+
+impl Core {
+    pub fn new(node: u32, source: Box<dyn MissSource>, mshrs: u32, cycles_per_inst: f64) -> Self {
+        Self {
+            node,
+            source,
+            rec: Record::default(),
+            has_rec: false,
+            exhausted: false,
+            ready_at: 0.0,
+            outstanding: 0,
+            mshrs,
+            cycles_per_inst,
+            done: false,
+            stats: CoreStats { node, ..Default::default() },
+        }
+    }
+
+    /// The record the core may issue at `now`, if any (the caller then calls `issued`).
+    pub fn ready(&mut self, now: u64) -> Result<Option<&Record>, SimError> {
+        if self.done || self.exhausted && !self.has_rec {
+            return Ok(None);
+        }
+        if !self.has_rec {
+            if !self.source.next_into(&mut self.rec)? {
+                self.exhausted = true;
+                return Ok(None);
+            }
+            self.has_rec = true;
+            self.ready_at += self.rec.insts as f64 * self.cycles_per_inst;
+            self.stats.instructions += self.rec.insts;
+        }
+        if (now as f64) < self.ready_at.ceil() {
+            return Ok(None);
+        }
+        if self.outstanding >= self.mshrs {
+            self.stats.mshr_stall_cycles += 1;
+            return Ok(None);
+        }
+        Ok(Some(&self.rec))
+    }
+
+    pub fn issued(&mut self, now: u64) {
+        self.has_rec = false;
+        self.outstanding += 1;
+        // Execution continues from now, or from when the instructions were done.
+        self.ready_at = self.ready_at.max(now as f64);
+        match self.rec.kind {
+            Kind::Writeback => self.stats.writes += 1,
+            _ => self.stats.reads += 1,
+        }
+    }
+
+    pub fn completed(&mut self, read_latency: Option<u64>) {
+        self.outstanding -= 1;
+        if let Some(l) = read_latency {
+            self.stats.read_latency_sum += l;
+            self.stats.read_latency_max = self.stats.read_latency_max.max(l);
+        }
+    }
+
+    /// Marks the core done when nothing is left; true if it just finished.
+    pub fn check_done(&mut self, now: u64) -> bool {
+        if !self.done && self.exhausted && !self.has_rec && self.outstanding == 0 {
+            self.done = true;
+            self.stats.finished_at = now;
+            return true;
+        }
+        false
+    }
+
+    pub fn outstanding(&self) -> u32 {
+        self.outstanding
+    }
+}
