@@ -6,7 +6,7 @@ import math
 
 from veil.core import register_reproducer
 
-from . import engine
+from . import engine, reproduce_memsys
 
 # Experiment configs reproducing the two reference setups (data/README.md).
 SETUPS = {
@@ -86,3 +86,4 @@ def reproduce(ctx):
         "is BookSim2's own run: same cycle count, latencies equal up to the reference CSV's rounding. "
         f"Largest latency error: mesh {errors['mesh8x8']:.2%}, dragonfly {errors['dragonfly72']:.2%}. "
         "The 'paper' column is BookSim2's measurement (seed 1).")
+    reproduce_memsys.section(ctx)

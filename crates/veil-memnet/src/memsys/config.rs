@@ -82,6 +82,8 @@ pub struct CpuConfig {
     pub placement: Vec<usize>,
     /// Outstanding misses per core.
     pub mshrs: u32,
+    /// Reorder buffer: instructions the core may run past its oldest outstanding load miss.
+    pub rob: u64,
     pub issue_width: f64,
     /// Instructions per core cycle between misses (at most issue_width).
     pub ipc: f64,
@@ -90,7 +92,7 @@ pub struct CpuConfig {
 
 impl Default for CpuConfig {
     fn default() -> Self {
-        Self { count: 16, placement: Vec::new(), mshrs: 16, issue_width: 4.0, ipc: 2.0, ghz: 2.0 }
+        Self { count: 16, placement: Vec::new(), mshrs: 16, rob: 128, issue_width: 4.0, ipc: 2.0, ghz: 2.0 }
     }
 }
 
@@ -137,7 +139,8 @@ pub struct EncryptionConfig {
     pub xor_cycles: u32,
     /// OTP buffer depth D per (source, destination) pair.
     pub otp_depth: usize,
-    /// AES blocks each node's engine produces per cycle (pipelined).
+    /// AES blocks each node's engines produce per cycle (pipelined; 2 = one engine per link
+    /// direction, which matches a 16-byte-per-cycle link each way).
     pub aes_blocks_per_cycle: f64,
     /// Pair counter width; a saturated counter forces a re-key.
     pub counter_bits: u32,
@@ -158,7 +161,7 @@ impl Default for EncryptionConfig {
             aes_latency: 10,
             xor_cycles: 1,
             otp_depth: 16,
-            aes_blocks_per_cycle: 1.0,
+            aes_blocks_per_cycle: 2.0,
             counter_bits: 32,
             rekey_cycles: 1000,
             functional: false,

@@ -4,9 +4,14 @@
 //! core cycle (at most `issue_width`), then issues the miss if one of its `mshrs` miss
 //! status holding registers is free; fills are read requests, writebacks write requests
 //! (they hold an MSHR until the write response, as a write buffer entry would). Execution
-//! overlaps outstanding misses (memory-level parallelism up to the MSHR count), which is
-//! the interval-model view of an out-of-order core (Genbrugge, Eyerman, Eeckhout, HPCA
-//! 2010). The core is done when its stream is exhausted and every miss has returned.
+//! overlaps outstanding misses, but not beyond the reorder buffer: a load miss blocks
+//! retirement, so the core cannot run more than `rob` instructions past its oldest
+//! outstanding load miss. That is the interval model's view of an out-of-order core
+//! (Genbrugge, Eyerman, Eeckhout, HPCA 2010): memory-level parallelism limited by the MSHRs
+//! and by the misses that fit in one ROB. Store misses and writebacks do not block (store
+//! buffer). Simplification: when a ROB stall ends the instructions after the ROB limit are
+//! not charged again (the core resumes at the record). The core is done when its stream is
+//! exhausted and every miss has returned.
 
 use crate::error::SimError;
 
@@ -50,6 +55,8 @@ pub struct CoreStats {
     pub instructions: u64,
     /// Cycles a ready miss waited for a free MSHR.
     pub mshr_stall_cycles: u64,
+    /// Cycles the core could not execute because its ROB was full behind a load miss.
+    pub rob_stall_cycles: u64,
     pub finished_at: u64,
     /// Sum and max of read round-trip latencies (cycles, issue to response).
     pub read_latency_sum: u64,
@@ -68,12 +75,18 @@ pub struct Core {
     mshrs: u32,
     /// Network cycles per instruction.
     cycles_per_inst: f64,
+    rob: u64,
+    /// Instructions retired before the pending record, and the positions of outstanding
+    /// load misses (oldest first; a response frees the oldest of its core, loads return
+    /// their MSHR in any order but the ROB limit only needs the oldest position).
+    position: u64,
+    loads: std::collections::VecDeque<u64>,
     pub done: bool,
     pub stats: CoreStats,
 }
 
 impl Core {
-    pub fn new(node: u32, source: Box<dyn MissSource>, mshrs: u32, cycles_per_inst: f64) -> Self {
+    pub fn new(node: u32, source: Box<dyn MissSource>, mshrs: u32, cycles_per_inst: f64, rob: u64) -> Self {
         Self {
             node,
             source,
@@ -84,6 +97,9 @@ impl Core {
             outstanding: 0,
             mshrs,
             cycles_per_inst,
+            rob,
+            position: 0,
+            loads: std::collections::VecDeque::new(),
             done: false,
             stats: CoreStats { node, ..Default::default() },
         }
@@ -102,6 +118,14 @@ impl Core {
             self.has_rec = true;
             self.ready_at += self.rec.insts as f64 * self.cycles_per_inst;
             self.stats.instructions += self.rec.insts;
+            self.position += self.rec.insts;
+        }
+        if let Some(&oldest) = self.loads.front() {
+            if self.position >= oldest + self.rob {
+                self.stats.rob_stall_cycles += 1;
+                self.ready_at = self.ready_at.max(now as f64 + 1.0);
+                return Ok(None);
+            }
         }
         if (now as f64) < self.ready_at.ceil() {
             return Ok(None);
@@ -120,12 +144,27 @@ impl Core {
         self.ready_at = self.ready_at.max(now as f64);
         match self.rec.kind {
             Kind::Writeback => self.stats.writes += 1,
-            _ => self.stats.reads += 1,
+            Kind::LoadFill => {
+                self.stats.reads += 1;
+                self.loads.push_back(self.position);
+            }
+            Kind::StoreFill => self.stats.reads += 1,
         }
     }
 
-    pub fn completed(&mut self, read_latency: Option<u64>) {
+    /// Position of the load this core issued at `position` (its response carries it back).
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// A response arrived; `load_at` is the position of a load miss it answers.
+    pub fn completed(&mut self, read_latency: Option<u64>, load_at: Option<u64>) {
         self.outstanding -= 1;
+        if let Some(p) = load_at {
+            if let Some(i) = self.loads.iter().position(|&x| x == p) {
+                self.loads.remove(i);
+            }
+        }
         if let Some(l) = read_latency {
             self.stats.read_latency_sum += l;
             self.stats.read_latency_max = self.stats.read_latency_max.max(l);

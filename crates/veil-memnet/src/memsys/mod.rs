@@ -66,6 +66,8 @@ struct Msg {
     issued: u64,
     ticket: Ticket,
     seq: u64,
+    /// Load misses: the core's instruction position (ROB bookkeeping).
+    load_at: Option<u64>,
     /// Functional mode: the plaintext and the bytes on the wire.
     plain: Vec<u8>,
     wire: Vec<u8>,
@@ -369,7 +371,7 @@ impl MemSystem {
         let cpi = (1.0 / c.ipc) * (1.0 / tck) / c.ghz;
         let mut cores = Vec::new();
         for (i, &n) in cpu_nodes.iter().enumerate() {
-            cores.push(Core::new(n, sources(i, &map)?, c.mshrs, cpi));
+            cores.push(Core::new(n, sources(i, &map)?, c.mshrs, cpi, c.rob));
         }
         let nodes = engine.topo.nodes;
         let otp = enc.end_to_end_pads().then(|| {
@@ -496,6 +498,7 @@ impl MemSystem {
                 }
                 let loc = self.map.decode(addr);
                 let write = rkind == Kind::Writeback;
+                let load_at = (rkind == Kind::LoadFill).then(|| self.cores[i].position());
                 let data = if write && self.functional.is_some() { Some(Box::new(rdata)) } else { None };
                 let msg = Msg {
                     kind: if write { WRITE_REQ } else { READ_REQ },
@@ -505,6 +508,7 @@ impl MemSystem {
                     addr,
                     issued: now,
                     data,
+                    load_at,
                     ..Default::default()
                 };
                 self.cores[i].issued(now);
@@ -569,6 +573,7 @@ impl MemSystem {
                     addr: req.addr,
                     issued: req.issued,
                     data,
+                    load_at: req.load_at,
                     ..Default::default()
                 };
                 self.release(id);
@@ -680,13 +685,14 @@ impl MemSystem {
                 let m = &self.msgs[id as usize];
                 let core = m.core as usize;
                 let lat = (kind == READ_RESP).then(|| now - m.issued);
+                let load_at = m.load_at;
                 if let Some(l) = lat {
                     self.read_lat_sum += l;
                     self.read_lat_n += 1;
                     self.read_lat_max = self.read_lat_max.max(l);
                 }
                 self.release(id);
-                self.cores[core].completed(lat);
+                self.cores[core].completed(lat, load_at);
                 if self.cores[core].check_done(now) {
                     self.cores_done += 1;
                 }
@@ -803,4 +809,9 @@ pub fn simulate_json(text: &str) -> Result<String, SimError> {
     let cfg: MemSysConfig = serde_json::from_str(text).map_err(|e| ConfigError(format!("memnet memory system config: {e}")))?;
     let r = simulate(&cfg)?;
     Ok(serde_json::to_string(&r).expect("results serialise"))
+}
+
+/// The default configuration as JSON.
+pub fn default_config_json() -> String {
+    serde_json::to_string(&MemSysConfig::default()).expect("config serialises")
 }
