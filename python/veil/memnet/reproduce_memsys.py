@@ -95,15 +95,17 @@ def zero_load_section(ctx) -> None:
     for u in UARCHS:
         x = ctx.run("memnet.memsys", {**base, "encryption": u})
         hop = {"per_hop_aes": 2 * cfg_defaults["aes_latency"], "per_hop_otp": cfg_defaults["xor_cycles"]}.get(u, 0)
-        # 4 off-chip link traversals (CPU link and router link, each way), 4 router passes,
-        # two on-chip vault-port links, 4 extra flits of the response.
+        # 4 router passes of 3 cycles (the hand-over to the link included), 6 link wires of
+        # 1 cycle (CPU link, router link, vault port; each way) and 1 per packet to inject,
+        # 4 off-chip links with SerDes and the scheme's per-hop stages, 4 tail flits.
         router = 4 * 3
-        links = 4 * (1 + 1) + 2 * (1 + 1)
+        links = 6 * 1 + 2
         analytic = router + links + 4 * serdes + 4 * hop + dram + 4
         grid.append([u, router, links, 4 * serdes, 4 * hop, dram, 4, analytic, x["avg_read_latency"]])
         ctx.metric(f"memnet/zero_load/{u}_read_cycles", x["avg_read_latency"])
     ctx.grid("Zero-load read, CPU at module 0 to module 1 (cycles of 0.8 ns)",
-             ["uarch", "router pipeline (4 x 3)", "links (6 x (1+1))", "SerDes (4 x 4)", "cipher per hop (4 x)",
+             ["uarch", "router passes (4 x 3)", "wires (6 x 1) + injection (2 x 1)", "SerDes (4 x 4)",
+              "cipher stages (4 off-chip hops)",
               "DRAM (ctrl 5+5, tRCD 13, tCL 13, burst 8)", "response tail (4 flits)", "analytic", "measured"],
              grid)
 
