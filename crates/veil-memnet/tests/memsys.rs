@@ -211,3 +211,38 @@ fn bad_input_is_one_line() {
         other => panic!("{other:?}"),
     }
 }
+
+fn write_trace(name: &str, records: usize, threads: u32) -> String {
+    let path = std::env::temp_dir().join(format!("veil-memsys-{}-{name}.vtrace", std::process::id()));
+    let h = veil_trace::synthetic::header(threads, 64);
+    let mut w = veil_trace::TraceWriter::create(&path, &h).unwrap();
+    for r in veil_trace::synthetic::records(7, records, threads, 64) {
+        w.write(&r).unwrap();
+    }
+    w.finish().unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn trace_threads_replay_on_their_cores() {
+    let path = write_trace("four", 2000, 4);
+    let mut c = MemSysConfig::default();
+    c.cpu.count = 4;
+    c.workload.kind = "trace".into();
+    c.workload.trace = path.clone();
+    let r = MemSystem::new(&c).unwrap().run().unwrap();
+    assert_eq!(r.reads + r.writes, 2000);
+    assert_eq!(r.responses, 2000);
+    let per_core: Vec<u64> = r.cores.iter().map(|k| k.reads + k.writes).collect();
+    let mut want = [0u64; 4];
+    for rec in veil_trace::synthetic::records(7, 2000, 4, 64) {
+        want[rec.thread as usize] += 1;
+    }
+    assert_eq!(per_core, want.to_vec());
+    let again = MemSystem::new(&c).unwrap().run().unwrap();
+    assert_eq!(again.runtime_cycles, r.runtime_cycles);
+    // More threads than CPUs is bad input.
+    c.cpu.count = 2;
+    assert!(config_error(&c).contains("4 threads but cpu.count is 2"));
+    std::fs::remove_file(path).ok();
+}

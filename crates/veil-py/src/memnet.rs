@@ -32,8 +32,7 @@ fn check(config_json: &str) -> PyResult<()> {
 /// `MemSysConfig`; returns the JSON result.
 #[pyfunction]
 fn simulate_memsys(py: Python<'_>, config_json: &str) -> PyResult<String> {
-    let text = config_json.to_owned();
-    py.allow_threads(move || veil_memnet::memsys::simulate_json(&text)).map_err(to_py)
+    crate::interrupt::run(py, || veil_memnet::memsys::simulate_json(config_json))?.map_err(to_py)
 }
 
 /// The default memory-system config as JSON.

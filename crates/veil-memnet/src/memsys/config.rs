@@ -112,6 +112,8 @@ pub struct WorkloadConfig {
     /// Address space the workload uses in bytes (0 = all the modules' capacity); a trace
     /// whose addresses need more than the modules hold is bad input.
     pub address_space: u64,
+    /// kind = trace: the trace file (veil-trace format); thread i runs on CPU i.
+    pub trace: String,
 }
 
 impl Default for WorkloadConfig {
@@ -124,6 +126,7 @@ impl Default for WorkloadConfig {
             hot_modules: vec![0],
             hotspot_fraction: 0.5,
             address_space: 0,
+            trace: String::new(),
         }
     }
 }

@@ -15,31 +15,9 @@
 
 use crate::error::SimError;
 
-/// What a trace record is (the trace format's kinds).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    LoadFill,
-    StoreFill,
-    Writeback,
-}
-
-/// One LLC miss or writeback of one thread (the fields of the trace format's records).
-#[derive(Clone, Debug)]
-pub struct Record {
-    pub thread: u32,
-    pub kind: Kind,
-    pub addr: u64,
-    /// Instructions retired since the thread's previous record.
-    pub insts: u64,
-    pub llc_hits: u32,
-    pub data: [u8; 64],
-}
-
-impl Default for Record {
-    fn default() -> Self {
-        Self { thread: 0, kind: Kind::LoadFill, addr: 0, insts: 0, llc_hits: 0, data: [0; 64] }
-    }
-}
+/// Records are the trace format's (veil-trace): thread, kind, address, instructions since the
+/// thread's previous record, LLC hits, line data.
+pub use veil_trace::{Kind, Record};
 
 /// A stream of one thread's records, read lazily (memory does not grow with trace length).
 pub trait MissSource: Send {

@@ -179,7 +179,7 @@ impl MemSystem {
             "uniform" | "batch" => workload::Pattern::Uniform,
             "hotspot" => workload::Pattern::Hotspot,
             "stream" => workload::Pattern::Stream,
-            "trace" => return Err(ConfigError("workload.kind: 'trace' needs a trace file (MemSystem::with_sources)".into()).into()),
+            "trace" => return Self::from_trace(cfg),
             other => {
                 let names: Vec<&str> = workload::WORKLOAD_NAMES.iter().map(|x| x.0).collect();
                 return Err(ConfigError(format!("workload.kind: unknown '{other}' ({})", names.join(", "))).into());
@@ -199,6 +199,32 @@ impl MemSystem {
                 w.hot_modules.clone(),
                 w.hotspot_fraction,
             )))
+        };
+        Self::with_sources(cfg, &mut factory)
+    }
+
+    /// Builds the system replaying `cfg.workload.trace`: thread i on CPU i.
+    fn from_trace(cfg: &MemSysConfig) -> Result<Self, SimError> {
+        let path = cfg.workload.trace.clone();
+        if path.is_empty() {
+            return Err(ConfigError("workload.trace: kind 'trace' needs a trace file".into()).into());
+        }
+        let probe = veil_trace::TraceReader::open(&path).map_err(|e| ConfigError(format!("workload.trace '{path}': {e}")))?;
+        let h = probe.header();
+        if h.line_size != 64 {
+            return Err(ConfigError(format!("workload.trace '{path}': line size {} bytes, the memory modules use 64", h.line_size)).into());
+        }
+        let threads = h.threads as usize;
+        drop(probe);
+        if threads > cfg.cpu.count {
+            return Err(ConfigError(format!("workload.trace '{path}': {threads} threads but cpu.count is {} (one thread per core)", cfg.cpu.count)).into());
+        }
+        let mut factory = |i: usize, _: &AddressMap| -> Result<Box<dyn MissSource>, SimError> {
+            if i < threads {
+                Ok(Box::new(workload::TraceStream::open(&path, i as u32)?))
+            } else {
+                Ok(Box::new(workload::Empty))
+            }
         };
         Self::with_sources(cfg, &mut factory)
     }
@@ -723,6 +749,9 @@ impl MemSystem {
             self.inject(now);
             if self.cores_done == self.cores.len() && self.live == 0 && self.engine.flits_in_flight() == 0 {
                 break;
+            }
+            if now & 1023 == 0 && veil_core::interrupt::requested() {
+                return Err(SimError::Interrupted);
             }
             if max > 0 && now >= max {
                 return Err(SimError::Conservation(format!(

@@ -9,7 +9,7 @@ use veil_core::StreamRng;
 
 use super::addrmap::AddressMap;
 use super::cpu::{Kind, MissSource, Record};
-use crate::error::SimError;
+use crate::error::{ConfigError, SimError};
 
 pub const WORKLOAD_NAMES: &[(&str, &str)] = &[
     ("uniform", "uniform random lines over every module"),
@@ -107,5 +107,44 @@ impl MissSource for Synthetic {
         r.data = [0; 64];
         self.writeback_due = self.left > 0 && self.rng.gen::<f64>() < self.write_fraction;
         Ok(true)
+    }
+}
+
+/// One thread's records from a trace file (veil-trace format), read block by block: each core
+/// opens the file itself and skips the other threads' records, so memory stays one block per
+/// core whatever the trace's length.
+pub struct TraceStream {
+    reader: veil_trace::TraceReader,
+    thread: u32,
+    path: String,
+}
+
+impl TraceStream {
+    pub fn open(path: &str, thread: u32) -> Result<Self, ConfigError> {
+        let reader = veil_trace::TraceReader::open(path).map_err(|e| ConfigError(format!("workload.trace '{path}': {e}")))?;
+        Ok(Self { reader, thread, path: path.into() })
+    }
+}
+
+impl MissSource for TraceStream {
+    fn next_into(&mut self, r: &mut Record) -> Result<bool, SimError> {
+        loop {
+            let more = self.reader.next_into(r).map_err(|e| ConfigError(format!("workload.trace '{}': {e}", self.path)))?;
+            if !more {
+                return Ok(false);
+            }
+            if r.thread == self.thread {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// A core with no thread to run.
+pub struct Empty;
+
+impl MissSource for Empty {
+    fn next_into(&mut self, _r: &mut Record) -> Result<bool, SimError> {
+        Ok(false)
     }
 }
