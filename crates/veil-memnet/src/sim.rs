@@ -186,6 +186,25 @@ impl Engine {
         self.inflight_flits
     }
 
+    /// External mode: nothing queued, in flight or owed (flits, credits): stepping would
+    /// only advance the clock.
+    pub fn quiescent(&self) -> bool {
+        self.inflight_flits == 0
+            && self.credit_events == 0
+            && self.nodes.iter().all(|n| n.cur == NONE)
+            && self.ext_q.iter().all(|q| q.is_empty())
+            && self.routers.pending_out.iter().all(|&x| x == 0)
+    }
+
+    /// External mode: jumps a quiescent network to cycle `t`, as stepping would (the
+    /// internal-speedup phase advances with it).
+    pub fn skip_to(&mut self, t: u64) {
+        debug_assert!(self.quiescent() && t >= self.now);
+        let n = t - self.now;
+        self.speedup_acc = (self.speedup_acc + n as f64 * self.cfg.router.internal_speedup).fract();
+        self.now = t;
+    }
+
     fn with_topology(cfg: &SimConfig, topo: Topology) -> Result<Self, ConfigError> {
         let routing = routing::build(&cfg.routing, &topo)?;
         let sort_arrivals = cfg.rng == "booksim" && routing.draws_while_routing();

@@ -246,3 +246,22 @@ fn trace_threads_replay_on_their_cores() {
     assert!(config_error(&c).contains("4 threads but cpu.count is 2"));
     std::fs::remove_file(path).ok();
 }
+
+#[test]
+fn fast_forward_changes_nothing() {
+    let path = write_trace("ff", 600, 4);
+    let mut c = MemSysConfig::default();
+    c.cpu.count = 4;
+    c.network.router.internal_speedup = 1.5;
+    c.workload.kind = "trace".into();
+    c.workload.trace = path.clone();
+    c.encryption.uarch = "source_otp".into();
+    let a = MemSystem::new(&c).unwrap().run().unwrap();
+    c.fast_forward = false;
+    let b = MemSystem::new(&c).unwrap().run().unwrap();
+    assert_eq!(a.runtime_cycles, b.runtime_cycles);
+    assert_eq!(a.avg_read_latency, b.avg_read_latency);
+    assert_eq!(a.cores, b.cores);
+    assert_eq!(a.otp, b.otp);
+    std::fs::remove_file(path).ok();
+}

@@ -35,6 +35,12 @@ fn simulate_memsys(py: Python<'_>, config_json: &str) -> PyResult<String> {
     crate::interrupt::run(py, || veil_memnet::memsys::simulate_json(config_json))?.map_err(to_py)
 }
 
+/// Writes a synthetic veil-trace file (benchmark input).
+#[pyfunction]
+fn memsys_write_synthetic_trace(path: &str, records: usize, threads: u32, seed: u64) -> PyResult<()> {
+    veil_memnet::memsys::write_synthetic_trace(path, records, threads, seed).map_err(to_py)
+}
+
 /// The default memory-system config as JSON.
 #[pyfunction]
 fn memsys_default_config() -> String {
@@ -61,6 +67,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(components, &m)?)?;
     m.add_function(wrap_pyfunction!(simulate_memsys, &m)?)?;
     m.add_function(wrap_pyfunction!(memsys_default_config, &m)?)?;
+    m.add_function(wrap_pyfunction!(memsys_write_synthetic_trace, &m)?)?;
     parent.add_submodule(&m)?;
     Ok(())
 }

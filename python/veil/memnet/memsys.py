@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import Field
 
 from veil import _native
-from veil.core import ComponentName, ConfigError, ExperimentConfig, register_experiment
+from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_experiment
 
 from . import engine
 
@@ -71,6 +71,8 @@ class MemSysConfig(ExperimentConfig):
     hot_modules: list[int] = Field([0], description="hotspot: hot modules")
     hotspot_fraction: float = Field(0.5, ge=0, le=1, description="hotspot: fraction of misses to hot modules")
     address_space: int = Field(0, ge=0, description="bytes the workload uses (0 = all capacity)")
+    trace: InputFile = Field("", description="workload = trace: a veil-trace file, thread i on CPU i "
+                                             "(relative to the config file's folder)")
     # encryption
     encryption: ComponentName("memnet.encryption") = Field("none", description="packet encryption microarchitecture")
     aes_latency: int = Field(10, ge=0, description="AES latency in cycles")
@@ -117,7 +119,7 @@ def to_rust_config(cfg: MemSysConfig) -> dict[str, Any]:
         "workload": {"kind": cfg.workload, "requests_per_cpu": cfg.requests_per_cpu,
                      "write_fraction": cfg.write_fraction, "insts_per_miss": cfg.insts_per_miss,
                      "hot_modules": list(cfg.hot_modules), "hotspot_fraction": cfg.hotspot_fraction,
-                     "address_space": cfg.address_space},
+                     "address_space": cfg.address_space, "trace": cfg.trace},
         "encryption": {"uarch": cfg.encryption, "aes_latency": cfg.aes_latency, "xor_cycles": cfg.xor_cycles,
                        "otp_depth": cfg.otp_depth, "aes_blocks_per_cycle": cfg.aes_blocks_per_cycle,
                        "counter_bits": cfg.counter_bits, "rekey_cycles": cfg.rekey_cycles,

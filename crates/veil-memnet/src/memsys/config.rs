@@ -190,6 +190,8 @@ pub struct MemSysConfig {
     pub injection: String,
     /// Give up after this many cycles (0 = no limit).
     pub max_cycles: u64,
+    /// Jump over cycles in which nothing can happen (same results as stepping each one).
+    pub fast_forward: bool,
 }
 
 impl Default for MemSysConfig {
@@ -220,6 +222,7 @@ impl Default for MemSysConfig {
             encryption: EncryptionConfig::default(),
             injection: "direct".into(),
             max_cycles: 0,
+            fast_forward: true,
         }
     }
 }

@@ -159,6 +159,18 @@ impl Core {
         false
     }
 
+    /// Earliest cycle this core can do something without a response arriving: its next
+    /// record's instructions are done (None when it waits for a response or is done).
+    pub fn next_time(&self) -> Option<u64> {
+        if self.done {
+            return None;
+        }
+        if self.has_rec && (self.outstanding >= self.mshrs || self.loads.front().is_some_and(|&o| self.position >= o + self.rob)) {
+            return None;
+        }
+        Some(self.ready_at.ceil() as u64)
+    }
+
     pub fn outstanding(&self) -> u32 {
         self.outstanding
     }
