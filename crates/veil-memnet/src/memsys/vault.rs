@@ -153,6 +153,16 @@ mod tests {
         Timing { trp: 10, tccd: 4, trcd: 13, tcl: 13, twr: 10, tras: 27, line: 8, open_page: open, window: 32 }
     }
 
+    /// Steps from `now` until the vault schedules something: (request, data end).
+    fn next_scheduled(v: &mut Vault, mut now: u64, t: &Timing) -> (Req, u64) {
+        loop {
+            if let Some(x) = v.schedule(now, t) {
+                return x;
+            }
+            now += 1;
+        }
+    }
+
     #[test]
     fn closed_page_read_takes_trcd_tcl_and_the_burst() {
         let mut v = Vault::new(8);
@@ -161,14 +171,7 @@ mod tests {
         assert_eq!(done, 100 + 13 + 13 + 8);
         // The same bank again: it must wait for tRAS and tRP.
         v.push(Req { msg: 1, bank: 0, row: 5, write: false });
-        let t = timing(false);
-        let mut now = 101;
-        let done2 = loop {
-            if let Some((_, d)) = v.schedule(now, &t) {
-                break d;
-            }
-            now += 1;
-        };
+        let (_, done2) = next_scheduled(&mut v, 101, &timing(false));
         assert_eq!(done2, 100 + 27 + 10 + 13 + 13 + 8);
     }
 
@@ -180,14 +183,8 @@ mod tests {
         v.schedule(0, &t).unwrap();
         v.push(Req { msg: 1, bank: 0, row: 2, write: false });
         v.push(Req { msg: 2, bank: 0, row: 1, write: false });
-        let mut now = 1;
-        let first = loop {
-            if let Some((r, _)) = v.schedule(now, &t) {
-                break r.msg;
-            }
-            now += 1;
-        };
-        assert_eq!(first, 2, "the row hit goes before the older miss");
+        let (first, _) = next_scheduled(&mut v, 1, &t);
+        assert_eq!(first.msg, 2, "the row hit goes before the older miss");
         assert_eq!(v.stats.row_hits, 1);
     }
 
@@ -198,13 +195,7 @@ mod tests {
         v.push(Req { msg: 0, bank: 3, row: 1, write: false });
         v.schedule(0, &t).unwrap();
         v.push(Req { msg: 1, bank: 3, row: 9, write: false });
-        let mut now = 1;
-        let done = loop {
-            if let Some((_, d)) = v.schedule(now, &t) {
-                break d;
-            }
-            now += 1;
-        };
+        let (_, done) = next_scheduled(&mut v, 1, &t);
         // precharge after tRAS (27), +tRP, +tRCD, +tCL, +line.
         assert_eq!(done, 27 + 10 + 13 + 13 + 8);
     }
