@@ -67,3 +67,16 @@ def test_bad_input_one_line_exit_2(veil_cli, tmp_path, extra, needle):
         lines.append(f"{k} = {v!r}".replace("'", '"'))
     write(tmp_path / "bad.toml", "\n".join(lines) + "\n")
     one_line_error(veil_cli("run", "bad.toml"), needle)
+
+
+def test_trace_workload_from_a_config_file(veil_cli, tmp_path):
+    from veil import _native
+
+    _native.memnet.memsys_write_synthetic_trace(str(tmp_path / "t.vtrace"), 400, 4, 3)
+    write(tmp_path / "trace.toml", 'experiment = "memnet.memsys"\nworkload = "trace"\ntrace = "t.vtrace"\ncpus = 4\n')
+    r = veil_cli("run", "trace.toml")
+    assert r.rc == 0, r.err
+    res, _ = compute("memnet.memsys", {"workload": "trace", "trace": str(tmp_path / "t.vtrace"), "cpus": 4})
+    assert res["reads"] + res["writes"] == res["responses"] == 400
+    write(tmp_path / "few.toml", 'experiment = "memnet.memsys"\nworkload = "trace"\ntrace = "t.vtrace"\ncpus = 2\n')
+    one_line_error(veil_cli("run", "few.toml"), "4 threads but cpu.count is 2")
