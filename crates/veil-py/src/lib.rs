@@ -8,6 +8,7 @@ mod interrupt;
 mod memnet;
 mod oram;
 mod enclave;
+mod trace;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -16,5 +17,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     memnet::register(m)?;
     oram::register(m)?;
     enclave::register(m)?;
+    trace::register(m)?;
     Ok(())
 }
