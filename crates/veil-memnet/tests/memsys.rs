@@ -241,6 +241,12 @@ fn trace_threads_replay_on_their_cores() {
     assert_eq!(per_core, want.to_vec());
     let again = MemSystem::new(&c).unwrap().run().unwrap();
     assert_eq!(again.runtime_cycles, r.runtime_cycles);
+    assert!(r.pages_touched > 0 && r.pages_touched <= 2000);
+    // Identity mapping: the synthetic trace's addresses (below 4 GiB) fit as they are.
+    c.workload.page_mapping = "identity".into();
+    let ident = MemSystem::new(&c).unwrap().run().unwrap();
+    assert_eq!(ident.responses, 2000);
+    assert_eq!(ident.pages_touched, 0);
     // More threads than CPUs is bad input.
     c.cpu.count = 2;
     assert!(config_error(&c).contains("4 threads but cpu.count is 2"));

@@ -73,6 +73,8 @@ class MemSysConfig(ExperimentConfig):
     address_space: int = Field(0, ge=0, description="bytes the workload uses (0 = all capacity)")
     trace: InputFile = Field("", description="workload = trace: a veil-trace file, thread i on CPU i "
                                              "(relative to the config file's folder)")
+    page_mapping: str = Field("first_touch", description="trace: first_touch (4 KiB pages get frames on first use) "
+                                                         "or identity (addresses as they are)")
     # encryption
     encryption: ComponentName("memnet.encryption") = Field("none", description="packet encryption microarchitecture")
     aes_latency: int = Field(10, ge=0, description="AES latency in cycles")
@@ -119,7 +121,8 @@ def to_rust_config(cfg: MemSysConfig) -> dict[str, Any]:
         "workload": {"kind": cfg.workload, "requests_per_cpu": cfg.requests_per_cpu,
                      "write_fraction": cfg.write_fraction, "insts_per_miss": cfg.insts_per_miss,
                      "hot_modules": list(cfg.hot_modules), "hotspot_fraction": cfg.hotspot_fraction,
-                     "address_space": cfg.address_space, "trace": cfg.trace},
+                     "address_space": cfg.address_space, "trace": cfg.trace,
+                     "page_mapping": cfg.page_mapping},
         "encryption": {"uarch": cfg.encryption, "aes_latency": cfg.aes_latency, "xor_cycles": cfg.xor_cycles,
                        "otp_depth": cfg.otp_depth, "aes_blocks_per_cycle": cfg.aes_blocks_per_cycle,
                        "counter_bits": cfg.counter_bits, "rekey_cycles": cfg.rekey_cycles,

@@ -114,6 +114,10 @@ pub struct WorkloadConfig {
     pub address_space: u64,
     /// kind = trace: the trace file (veil-trace format); thread i runs on CPU i.
     pub trace: String,
+    /// kind = trace: "first_touch" gives each 4 KiB page of the trace (virtual addresses of a
+    /// real program) the next free physical frame on first use, as an OS would; more pages
+    /// than the modules hold is bad input. "identity" uses the addresses as they are.
+    pub page_mapping: String,
 }
 
 impl Default for WorkloadConfig {
@@ -127,6 +131,7 @@ impl Default for WorkloadConfig {
             hotspot_fraction: 0.5,
             address_space: 0,
             trace: String::new(),
+            page_mapping: "first_touch".into(),
         }
     }
 }

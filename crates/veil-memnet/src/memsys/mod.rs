@@ -120,6 +120,8 @@ pub struct MemSysResult {
     pub otp_storage_bytes_module: u64,
     pub functional: Option<FunctionalStats>,
     pub dram: DramStats,
+    /// Trace pages given a frame (first-touch mapping), 0 otherwise.
+    pub pages_touched: u64,
     pub cores: Vec<CoreStats>,
     pub modules: usize,
     pub cpus: usize,
@@ -168,7 +170,11 @@ pub struct MemSystem {
     dummies: u64,
     responses: u64,
     foreign_rr: u64,
+    /// Trace page frames assigned on first touch (None = addresses used as they are).
+    pages: Option<HashMap<u64, u64>>,
 }
+
+const PAGE: u64 = 4096;
 
 fn cycles(ns: f64, tck: f64) -> u64 {
     (ns / tck - 1e-9).ceil().max(0.0) as u64
@@ -223,6 +229,11 @@ impl MemSystem {
         if threads > cfg.cpu.count {
             return Err(ConfigError(format!("workload.trace '{path}': {threads} threads but cpu.count is {} (one thread per core)", cfg.cpu.count)).into());
         }
+        let first_touch = match cfg.workload.page_mapping.as_str() {
+            "first_touch" => true,
+            "identity" => false,
+            other => return Err(ConfigError(format!("workload.page_mapping: unknown '{other}' (first_touch, identity)")).into()),
+        };
         let mut factory = |i: usize, _: &AddressMap| -> Result<Box<dyn MissSource>, SimError> {
             if i < threads {
                 Ok(Box::new(workload::TraceStream::open(&path, i as u32)?))
@@ -230,7 +241,35 @@ impl MemSystem {
                 Ok(Box::new(workload::Empty))
             }
         };
-        Self::with_sources(cfg, &mut factory)
+        let mut s = Self::with_sources(cfg, &mut factory)?;
+        if first_touch {
+            s.pages = Some(HashMap::new());
+        }
+        Ok(s)
+    }
+
+    /// The physical address of a trace address: first-touch page frames when enabled.
+    fn physical(&mut self, addr: u64, thread: u32) -> Result<u64, SimError> {
+        let cap = self.map.capacity;
+        let phys = match self.pages.as_mut() {
+            None => addr,
+            Some(p) => {
+                let next = p.len() as u64;
+                let frame = *p.entry(addr / PAGE).or_insert(next);
+                if (frame + 1) * PAGE > cap {
+                    return Err(ConfigError(format!(
+                        "trace: thread {thread} touches more than the modules' capacity of {cap} bytes ({} pages of 4 KiB)",
+                        cap / PAGE
+                    ))
+                    .into());
+                }
+                frame * PAGE + addr % PAGE
+            }
+        };
+        if phys >= cap {
+            return Err(ConfigError(format!("trace: address {addr:#x} of thread {thread} is beyond the modules' capacity of {cap} bytes")).into());
+        }
+        Ok(phys)
     }
 
     /// Builds the system; core i replays the stream `sources(i, map)` returns.
@@ -461,6 +500,7 @@ impl MemSystem {
             dummies: 0,
             responses: 0,
             foreign_rr: 0,
+            pages: None,
         })
     }
 
@@ -520,13 +560,7 @@ impl MemSystem {
             loop {
                 let Some(rec) = self.cores[i].ready(now)? else { break };
                 let (addr, thread, rkind, rdata) = (rec.addr, rec.thread, rec.kind, rec.data);
-                if addr >= self.map.capacity {
-                    return Err(ConfigError(format!(
-                        "trace: address {:#x} of thread {} is beyond the modules' capacity of {} bytes",
-                        addr, thread, self.map.capacity
-                    ))
-                    .into());
-                }
+                let addr = self.physical(addr, thread)?;
                 let loc = self.map.decode(addr);
                 let write = rkind == Kind::Writeback;
                 let load_at = (rkind == Kind::LoadFill).then(|| self.cores[i].position());
@@ -855,6 +889,7 @@ impl MemSystem {
             otp_storage_bytes_module: mod_b,
             functional: self.functional.as_ref().map(|f| f.stats.clone()),
             dram,
+            pages_touched: self.pages.as_ref().map_or(0, |p| p.len() as u64),
             cores: self.cores.iter().map(|c| c.stats.clone()).collect(),
             modules: self.modules,
             cpus: self.cores.len(),
@@ -933,6 +968,20 @@ mod tests {
         }
         fn pending(&self) -> usize {
             self.inner.pending() + self.owe.iter().filter(|&&x| x).count()
+        }
+    }
+
+    #[test]
+    fn first_touch_pages_fill_frames_in_order_until_capacity() {
+        let mut s = MemSystem::new(&MemSysConfig::default()).unwrap();
+        s.pages = Some(HashMap::new());
+        s.map.capacity = 2 * PAGE;
+        assert_eq!(s.physical(0x7fff_0000_1040, 0).unwrap(), 0x40);
+        assert_eq!(s.physical(0x5555_0000_0008, 0).unwrap(), PAGE + 8);
+        assert_eq!(s.physical(0x7fff_0000_1fc0, 0).unwrap(), 0xfc0, "same page, same frame");
+        match s.physical(0x1234_5000, 3) {
+            Err(SimError::Config(e)) => assert!(e.0.contains("thread 3 touches more than the modules' capacity"), "{e}"),
+            other => panic!("{other:?}"),
         }
     }
 
