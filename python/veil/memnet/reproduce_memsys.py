@@ -22,34 +22,39 @@ def _base(ctx) -> dict:
     return {"requests_per_cpu": 1000 if ctx.quick else 5000}
 
 
-def encryption_section(ctx, key: str) -> None:
-    rows = [{"workload": w, "encryption": u} for w in WORKLOADS for u in UARCHS]
-    res = ctx.run_many("memnet.memsys", _base(ctx), rows)
-    runtime = {(r["workload"], r["encryption"]): x["runtime_cycles"] for r, x in zip(rows, res)}
-    norm = {(w, u): runtime[(w, u)] / runtime[(w, "none")] for w in WORKLOADS for u in UARCHS}
+def _uarch_figure(ctx, names: list[str], runtime: dict, name: str, caption: str, key: str, what: str) -> None:
+    """Bars of runtime normalised to `none` per workload and uarch, with one Row per uarch (the
+    mean, a 'shape only' verdict on the paper's ordering) and the baseline runtimes."""
+    norm = {(w, u): runtime[(w, u)] / runtime[(w, "none")] for w in names for u in UARCHS}
+    means = {u: sum(norm[(w, u)] for w in names) / len(names) for u in UARCHS}
+    ordered = means["per_hop_aes"] > means["per_hop_otp"] > means["source_otp"] and abs(means["source_otp"] - 1) < 0.02
     fig, ax = ctx.subplots(figsize=(7.5, 3.8))
     width = 0.2
     for i, u in enumerate(UARCHS):
-        ax.bar([j + (i - 1.5) * width for j in range(len(WORKLOADS))], [norm[(w, u)] for w in WORKLOADS],
-               width, label=u)
-    ax.set_xticks(range(len(WORKLOADS)), WORKLOADS)
+        ax.bar([j + (i - 1.5) * width for j in range(len(names))], [norm[(w, u)] for w in names], width, label=u)
+    ax.set_xticks(range(len(names)), names)
     ax.set_ylabel("runtime normalised to none")
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.legend(fontsize=8, ncol=4)
-    means = {u: sum(norm[(w, u)] for w in WORKLOADS) / len(WORKLOADS) for u in UARCHS}
-    ordered = means["per_hop_aes"] > means["per_hop_otp"] > means["source_otp"] and abs(means["source_otp"] - 1) < 0.02
-    table = [Row(f"{u}: mean runtime over the workloads", means[u], unit="x none", source="paper §VI",
+    table = [Row(f"{u}: mean runtime over the {what}", means[u], unit="x none", source="paper §VI",
                  verdict="shape only" if u != "none" else "no reference",
                  note=(("ordering aes > otp > source ~ none holds" if ordered else "ordering does NOT hold")
                        + "; " + PAPER_CLAIM) if u != "none" else "the baseline",
                  metric=f"memnet/{key}/{u}_mean_slowdown")
              for u in UARCHS]
-    table += [Row(f"{w}: runtime with none", runtime[(w, "none")], unit="cycles") for w in WORKLOADS]
-    ctx.figure(fig, "encryption_runtime",
-               caption="Runtime of each synthetic workload (16 CPUs, 64-module dragonfly) under the four "
-                       "packet-encryption microarchitectures, normalised to no encryption. Predicted.",
-               rows=table,
-               data={u: {"x": WORKLOADS, "y": [norm[(w, u)] for w in WORKLOADS]} for u in UARCHS})
+    table += [Row(f"{w}: runtime with none", runtime[(w, "none")], unit="cycles") for w in names]
+    ctx.figure(fig, name, caption=caption, rows=table,
+               data={u: {"x": names, "y": [norm[(w, u)] for w in names]} for u in UARCHS})
+
+
+def encryption_section(ctx, key: str) -> None:
+    rows = [{"workload": w, "encryption": u} for w in WORKLOADS for u in UARCHS]
+    res = ctx.run_many("memnet.memsys", _base(ctx), rows)
+    runtime = {(r["workload"], r["encryption"]): x["runtime_cycles"] for r, x in zip(rows, res)}
+    _uarch_figure(ctx, WORKLOADS, runtime, "encryption_runtime",
+                  "Runtime of each synthetic workload (16 CPUs, 64-module dragonfly) under the four "
+                  "packet-encryption microarchitectures, normalised to no encryption. Predicted.",
+                  key, "synthetic workloads")
 
 
 def otp_section(ctx) -> None:
@@ -164,33 +169,15 @@ def trace_section(ctx) -> bool:
             ctx.text(f"Trace-suite runs skipped: tracing {w} failed ({e}); `make run` builds the tracer "
                      "where valgrind is installed. The synthetic workloads give memnet/encryption/* instead.")
             return False
-    rows = [{"workload": "trace", "trace": paths[w], "cpus": 4, "encryption": u} for w in names for u in UARCHS]
-    res = ctx.run_many("memnet.memsys", {}, rows)
-    runtime = {(w, u): x["runtime_cycles"] for (w, u), x in zip(((w, u) for w in names for u in UARCHS), res)}
-    norm = {(w, u): runtime[(w, u)] / runtime[(w, "none")] for w in names for u in UARCHS}
-    means = {u: sum(norm[(w, u)] for w in names) / len(names) for u in UARCHS}
-    ordered = means["per_hop_aes"] > means["per_hop_otp"] > means["source_otp"] and abs(means["source_otp"] - 1) < 0.02
-    fig, ax = ctx.subplots(figsize=(7.5, 3.8))
-    width = 0.2
-    for i, u in enumerate(UARCHS):
-        ax.bar([j + (i - 1.5) * width for j in range(len(names))], [norm[(w, u)] for w in names], width, label=u)
-    ax.set_xticks(range(len(names)), names)
-    ax.set_ylabel("runtime normalised to none")
-    ax.axhline(1.0, color="grey", lw=0.8)
-    ax.legend(fontsize=8, ncol=4)
-    table = [Row(f"{u}: mean runtime over the traced programs", means[u], unit="x none", source="paper §VI",
-                 verdict="shape only" if u != "none" else "no reference",
-                 note=(("ordering aes > otp > source ~ none holds" if ordered else "ordering does NOT hold")
-                       + "; " + PAPER_CLAIM) if u != "none" else "the baseline",
-                 metric=f"memnet/encryption/{u}_mean_slowdown")
-             for u in UARCHS]
-    table += [Row(f"{w}: runtime with none", runtime[(w, "none")], unit="cycles") for w in names]
-    ctx.figure(fig, "encryption_runtime_traces",
-               caption="Runtime of the trace suite's 4-thread programs (one thread per CPU, 4 CPUs on the "
-                       "64-module dragonfly, first-touch page mapping) under the four microarchitectures, "
-                       "normalised to none. Predicted.",
-               rows=table,
-               data={u: {"x": names, "y": [norm[(w, u)] for w in names]} for u in UARCHS})
+    pairs = [(w, u) for w in names for u in UARCHS]
+    res = ctx.run_many("memnet.memsys", {}, [{"workload": "trace", "trace": paths[w], "cpus": 4, "encryption": u}
+                                            for w, u in pairs])
+    runtime = {p: x["runtime_cycles"] for p, x in zip(pairs, res)}
+    _uarch_figure(ctx, names, runtime, "encryption_runtime_traces",
+                  "Runtime of the trace suite's 4-thread programs (one thread per CPU, 4 CPUs on the "
+                  "64-module dragonfly, first-touch page mapping) under the four microarchitectures, "
+                  "normalised to none. Predicted.",
+                  "encryption", "traced programs")
     return True
 
 
