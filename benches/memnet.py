@@ -111,3 +111,39 @@ def bench(ctx):
                ratio=BOOKSIM_DRAGONFLY_SECONDS / secs, target="< 60")
     ctx.report("memnet/dragonfly1056_cycles_per_s", r["cycles_simulated"] / secs, unit="cycles/s")
     ctx.report("memnet/dragonfly1056_packets_per_s", r["packets_delivered"] / secs, unit="packets/s")
+
+
+# Memory-centric network (memnet.memsys): a 1,000,000-record trace (veil-trace format, written
+# by its deterministic synthetic generator: 16 threads, fills and writebacks, up to 5,000
+# instructions between a thread's records) replayed by 16 CPUs on the default 64-module
+# dragonfly with source_otp. Target: under 60 s on one core. Then the same million requests as
+# uniform synthetic streams with 100 instructions between misses (a busier network).
+MEMSYS_RECORDS = 1_000_000
+
+
+@register_benchmark("memnet", name="memnet_memsys",
+                    doc="memnet memory system: 1M-request trace, 64-module dragonfly, 16 CPUs")
+def bench_memsys(ctx):
+    from veil import _native
+    from veil.memnet import memsys
+
+    with tempfile.TemporaryDirectory() as d:
+        path = str(pathlib.Path(d) / "bench.vtrace")
+        _native.memnet.memsys_write_synthetic_trace(path, MEMSYS_RECORDS, 16, 1)
+        cfg = memsys.default_config()
+        cfg["workload"].update(kind="trace", trace=path)
+        cfg["encryption"]["uarch"] = "source_otp"
+        t0 = time.process_time()
+        r = memsys.simulate(cfg)
+        secs = time.process_time() - t0
+    ctx.report("memnet/memsys_trace_1m_seconds", secs, unit="s", target="< 60")
+    ctx.report("memnet/memsys_trace_requests_per_s", (r["reads"] + r["writes"]) / secs, unit="requests/s")
+    ctx.report("memnet/memsys_trace_simulated_cycles", r["runtime_cycles"], unit="cycles")
+    cfg = memsys.default_config()
+    cfg["workload"]["requests_per_cpu"] = MEMSYS_RECORDS // 16
+    cfg["encryption"]["uarch"] = "source_otp"
+    t0 = time.process_time()
+    r = memsys.simulate(cfg)
+    secs = time.process_time() - t0
+    ctx.report("memnet/memsys_uniform_1m_seconds", secs, unit="s", target="< 60")
+    ctx.report("memnet/memsys_uniform_cycles_per_s", r["runtime_cycles"] / secs, unit="cycles/s")

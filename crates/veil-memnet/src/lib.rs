@@ -16,6 +16,7 @@
 pub mod config;
 pub mod error;
 pub mod knuth;
+pub mod memsys;
 pub mod packet;
 pub mod results;
 pub mod router;
@@ -55,6 +56,15 @@ pub fn component_names() -> Vec<(&'static str, &'static str, &'static str)> {
     }
     for (n, d) in traffic::PATTERN_NAMES {
         v.push(("traffic", *n, *d));
+    }
+    for (n, d) in memsys::encryption::ENCRYPTION_NAMES {
+        v.push(("encryption", *n, *d));
+    }
+    for (n, d) in memsys::injection::INJECTION_NAMES {
+        v.push(("injection", *n, *d));
+    }
+    for (n, d) in memsys::workload::WORKLOAD_NAMES {
+        v.push(("workload", *n, *d));
     }
     for (n, d) in [
         ("mesh", "k-ary n-mesh, one terminal per router"),

@@ -56,6 +56,8 @@ pub struct Packet {
     pub record: bool,
     /// Message class: 0 request / plain, 1 reply.
     pub msg: u8,
+    /// An outside driver's handle for the packet (memory system messages); 0 otherwise.
+    pub tag: u32,
 }
 
 #[derive(Default)]

@@ -45,6 +45,32 @@ enum Phase {
 
 const NONE: u32 = u32::MAX;
 
+/// A packet an outside driver (the memory system) hands to a node's source queue.
+#[derive(Clone, Copy, Debug)]
+pub struct Offer {
+    /// Creation time (enters the source queue); packet latency counts from here.
+    pub at: u64,
+    pub dest: u32,
+    pub len: u16,
+    /// Message class: 0 request, 1 reply (separate VCs, no protocol deadlock).
+    pub msg: u8,
+    pub tag: u32,
+}
+
+/// A packet whose tail reached its destination node (external mode).
+#[derive(Clone, Copy, Debug)]
+pub struct Delivery {
+    pub node: u32,
+    pub src: u32,
+    pub tag: u32,
+    pub msg: u8,
+    pub ctime: u64,
+    pub itime: u64,
+    /// Cycle the tail was ejected.
+    pub at: u64,
+    pub hops: u16,
+}
+
 struct Node {
     cur: u32,
     sent: u16,
@@ -116,12 +142,70 @@ pub struct Engine {
     ejected_flits: u64,
     misrouted: u64,
     batch_done_time: u64,
+    /// External mode: packets come from `offer` instead of the traffic generator and
+    /// deliveries are reported in `delivered` instead of answered.
+    ext: bool,
+    ext_q: Vec<VecDeque<Offer>>,
+    pub delivered: Vec<Delivery>,
 }
 
 impl Engine {
     pub fn new(cfg: &SimConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let topo = Topology::build(&cfg.topology, cfg.router.terminal_latency)?;
+        Self::with_topology(cfg, topo)
+    }
+
+    /// An engine whose packets come from an outside driver ([`Engine::offer`]) and whose
+    /// deliveries are collected in `delivered`: the memory system drives the network this
+    /// way. `topo` may have been edited (per-link latencies) after [`Topology::build`].
+    /// Two message classes (requests and replies) are always separated.
+    pub fn external(cfg: &SimConfig, topo: Topology) -> Result<Self, ConfigError> {
+        let mut cfg = cfg.clone();
+        cfg.traffic.request_reply = true;
+        cfg.validate()?;
+        let mut e = Self::with_topology(&cfg, topo)?;
+        e.ext = true;
+        e.ext_q = (0..e.topo.nodes).map(|_| VecDeque::new()).collect();
+        e.phase = Phase::Running;
+        Ok(e)
+    }
+
+    /// External mode: queues a packet at node `n`'s source.
+    pub fn offer(&mut self, n: usize, o: Offer) {
+        self.ext_q[n].push_back(o);
+    }
+
+    /// External mode: packets queued at node `n` not yet started into the network.
+    pub fn queued(&self, n: usize) -> usize {
+        self.ext_q[n].len() + (self.nodes[n].cur != NONE) as usize
+    }
+
+    /// Flits created but not yet ejected.
+    pub fn flits_in_flight(&self) -> u64 {
+        self.inflight_flits
+    }
+
+    /// External mode: nothing queued, in flight or owed (flits, credits): stepping would
+    /// only advance the clock.
+    pub fn quiescent(&self) -> bool {
+        self.inflight_flits == 0
+            && self.credit_events == 0
+            && self.nodes.iter().all(|n| n.cur == NONE)
+            && self.ext_q.iter().all(|q| q.is_empty())
+            && self.routers.pending_out.iter().all(|&x| x == 0)
+    }
+
+    /// External mode: jumps a quiescent network to cycle `t`, as stepping would (the
+    /// internal-speedup phase advances with it).
+    pub fn skip_to(&mut self, t: u64) {
+        debug_assert!(self.quiescent() && t >= self.now);
+        let n = t - self.now;
+        self.speedup_acc = (self.speedup_acc + n as f64 * self.cfg.router.internal_speedup).fract();
+        self.now = t;
+    }
+
+    fn with_topology(cfg: &SimConfig, topo: Topology) -> Result<Self, ConfigError> {
         let routing = routing::build(&cfg.routing, &topo)?;
         let sort_arrivals = cfg.rng == "booksim" && routing.draws_while_routing();
         let msg_classes = if cfg.traffic.request_reply { 2 } else { 1 };
@@ -198,6 +282,9 @@ impl Engine {
             ejected_flits: 0,
             misrouted: 0,
             batch_done_time: 0,
+            ext: false,
+            ext_q: Vec::new(),
+            delivered: Vec::new(),
             routers,
             topo,
         })
@@ -236,6 +323,7 @@ impl Engine {
             remaining: len as u16,
             record,
             msg,
+            tag: 0,
         };
         self.created_packets += 1;
         self.created_flits += len as u64;
@@ -249,6 +337,14 @@ impl Engine {
 
     /// Source queue: generate the next packet of node n if it has none (BookSim's _Inject).
     fn generate(&mut self, n: usize) {
+        if self.ext {
+            if let Some(o) = self.ext_q[n].pop_front() {
+                let id = self.new_packet(n, o.dest, o.at, o.len as usize, o.msg, true);
+                self.packets.get_mut(id).tag = o.tag;
+                self.nodes[n].cur = id;
+            }
+            return;
+        }
         let t = self.now;
         let rr = self.cfg.traffic.request_reply;
         let batch = self.cfg.traffic.injection == "batch";
@@ -436,7 +532,18 @@ impl Engine {
                 self.plat.add(t - p.ctime);
                 self.nlat.add(t - p.itime);
             }
-            if p.msg == 0 && self.cfg.traffic.request_reply {
+            if self.ext {
+                self.delivered.push(Delivery {
+                    node: n as u32,
+                    src: p.route.src,
+                    tag: p.tag,
+                    msg: p.msg,
+                    ctime: p.ctime,
+                    itime: p.itime,
+                    at: t,
+                    hops: p.hops,
+                });
+            } else if p.msg == 0 && self.cfg.traffic.request_reply {
                 self.nodes[n].replies.push_back((t, p.route.src, p.record));
             } else if p.msg == 1 {
                 self.nodes[n].outstanding -= 1;

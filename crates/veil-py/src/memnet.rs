@@ -28,6 +28,25 @@ fn check(config_json: &str) -> PyResult<()> {
     veil_memnet::sim::Engine::new(&cfg).map(|_| ()).map_err(|e| to_py(e.into()))
 }
 
+/// Runs one memory-system simulation (memory modules, CPUs, encryption) from a JSON
+/// `MemSysConfig`; returns the JSON result.
+#[pyfunction]
+fn simulate_memsys(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    crate::interrupt::run(py, || veil_memnet::memsys::simulate_json(config_json))?.map_err(to_py)
+}
+
+/// Writes a synthetic veil-trace file (benchmark input).
+#[pyfunction]
+fn memsys_write_synthetic_trace(path: &str, records: usize, threads: u32, seed: u64) -> PyResult<()> {
+    veil_memnet::memsys::write_synthetic_trace(path, records, threads, seed).map_err(to_py)
+}
+
+/// The default memory-system config as JSON.
+#[pyfunction]
+fn memsys_default_config() -> String {
+    veil_memnet::memsys::default_config_json()
+}
+
 /// The default (booksim_compat) config as JSON.
 #[pyfunction]
 fn default_config() -> String {
@@ -46,6 +65,9 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, &m)?)?;
     m.add_function(wrap_pyfunction!(default_config, &m)?)?;
     m.add_function(wrap_pyfunction!(components, &m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_memsys, &m)?)?;
+    m.add_function(wrap_pyfunction!(memsys_default_config, &m)?)?;
+    m.add_function(wrap_pyfunction!(memsys_write_synthetic_trace, &m)?)?;
     parent.add_submodule(&m)?;
     Ok(())
 }

@@ -6,7 +6,7 @@ import math
 
 from veil.core import Row, register_reproducer
 
-from . import engine
+from . import engine, reproduce_memsys
 
 # Experiment configs reproducing the two reference setups (data/README.md).
 SETUPS = {
@@ -124,3 +124,4 @@ def reproduce(ctx):
         f"Largest latency error: mesh {errors['mesh8x8']:.2%}, dragonfly {errors['dragonfly72']:.2%}. "
         f"The reference column is BookSim2's measurement ({SOURCE}, data/README.md in the package); no "
         "constant was fitted to it (basis: predicted).")
+    reproduce_memsys.section(ctx)

@@ -1,0 +1,177 @@
+//! Trace-driven CPU cores: each replays one thread's LLC-miss stream, closed loop.
+//!
+//! A core executes the `insts` instructions that precede a miss at `ipc` instructions per
+//! core cycle (at most `issue_width`), then issues the miss if one of its `mshrs` miss
+//! status holding registers is free; fills are read requests, writebacks write requests
+//! (they hold an MSHR until the write response, as a write buffer entry would). Execution
+//! overlaps outstanding misses, but not beyond the reorder buffer: a load miss blocks
+//! retirement, so the core cannot run more than `rob` instructions past its oldest
+//! outstanding load miss. That is the interval model's view of an out-of-order core
+//! (Genbrugge, Eyerman, Eeckhout, HPCA 2010): memory-level parallelism limited by the MSHRs
+//! and by the misses that fit in one ROB. Store misses and writebacks do not block (store
+//! buffer). Simplification: when a ROB stall ends the instructions after the ROB limit are
+//! not charged again (the core resumes at the record). The core is done when its stream is
+//! exhausted and every miss has returned.
+
+use crate::error::SimError;
+
+/// Records are the trace format's (veil-trace): thread, kind, address, instructions since the
+/// thread's previous record, LLC hits, line data.
+pub use veil_trace::{Kind, Record};
+
+/// A stream of one thread's records, read lazily (memory does not grow with trace length).
+pub trait MissSource: Send {
+    /// Fills `r` with the next record; false at the end of the stream.
+    fn next_into(&mut self, r: &mut Record) -> Result<bool, SimError>;
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct CoreStats {
+    pub node: u32,
+    pub reads: u64,
+    pub writes: u64,
+    pub instructions: u64,
+    /// Cycles a ready miss waited for a free MSHR.
+    pub mshr_stall_cycles: u64,
+    /// Cycles the core could not execute because its ROB was full behind a load miss.
+    pub rob_stall_cycles: u64,
+    pub finished_at: u64,
+    /// Sum and max of read round-trip latencies (cycles, issue to response).
+    pub read_latency_sum: u64,
+    pub read_latency_max: u64,
+}
+
+pub struct Core {
+    pub node: u32,
+    source: Box<dyn MissSource>,
+    pub rec: Record,
+    has_rec: bool,
+    exhausted: bool,
+    /// Cycle the pending record may issue (its instructions executed).
+    ready_at: f64,
+    outstanding: u32,
+    mshrs: u32,
+    /// Network cycles per instruction.
+    cycles_per_inst: f64,
+    rob: u64,
+    /// Instructions retired before the pending record, and the positions of outstanding
+    /// load misses (oldest first; a response frees the oldest of its core, loads return
+    /// their MSHR in any order but the ROB limit only needs the oldest position).
+    position: u64,
+    loads: std::collections::VecDeque<u64>,
+    pub done: bool,
+    pub stats: CoreStats,
+}
+
+impl Core {
+    pub fn new(node: u32, source: Box<dyn MissSource>, mshrs: u32, cycles_per_inst: f64, rob: u64) -> Self {
+        Self {
+            node,
+            source,
+            rec: Record::default(),
+            has_rec: false,
+            exhausted: false,
+            ready_at: 0.0,
+            outstanding: 0,
+            mshrs,
+            cycles_per_inst,
+            rob,
+            position: 0,
+            loads: std::collections::VecDeque::new(),
+            done: false,
+            stats: CoreStats { node, ..Default::default() },
+        }
+    }
+
+    /// The record the core may issue at `now`, if any (the caller then calls `issued`).
+    pub fn ready(&mut self, now: u64) -> Result<Option<&Record>, SimError> {
+        if self.done || self.exhausted && !self.has_rec {
+            return Ok(None);
+        }
+        if !self.has_rec {
+            if !self.source.next_into(&mut self.rec)? {
+                self.exhausted = true;
+                return Ok(None);
+            }
+            self.has_rec = true;
+            self.ready_at += self.rec.insts as f64 * self.cycles_per_inst;
+            self.stats.instructions += self.rec.insts;
+            self.position += self.rec.insts;
+        }
+        if let Some(&oldest) = self.loads.front() {
+            if self.position >= oldest + self.rob {
+                self.stats.rob_stall_cycles += 1;
+                self.ready_at = self.ready_at.max(now as f64 + 1.0);
+                return Ok(None);
+            }
+        }
+        if (now as f64) < self.ready_at.ceil() {
+            return Ok(None);
+        }
+        if self.outstanding >= self.mshrs {
+            self.stats.mshr_stall_cycles += 1;
+            return Ok(None);
+        }
+        Ok(Some(&self.rec))
+    }
+
+    pub fn issued(&mut self, now: u64) {
+        self.has_rec = false;
+        self.outstanding += 1;
+        // Execution continues from now, or from when the instructions were done.
+        self.ready_at = self.ready_at.max(now as f64);
+        match self.rec.kind {
+            Kind::Writeback => self.stats.writes += 1,
+            Kind::LoadFill => {
+                self.stats.reads += 1;
+                self.loads.push_back(self.position);
+            }
+            Kind::StoreFill => self.stats.reads += 1,
+        }
+    }
+
+    /// Position of the load this core issued at `position` (its response carries it back).
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// A response arrived; `load_at` is the position of a load miss it answers.
+    pub fn completed(&mut self, read_latency: Option<u64>, load_at: Option<u64>) {
+        self.outstanding -= 1;
+        if let Some(p) = load_at {
+            if let Some(i) = self.loads.iter().position(|&x| x == p) {
+                self.loads.remove(i);
+            }
+        }
+        if let Some(l) = read_latency {
+            self.stats.read_latency_sum += l;
+            self.stats.read_latency_max = self.stats.read_latency_max.max(l);
+        }
+    }
+
+    /// Marks the core done when nothing is left; true if it just finished.
+    pub fn check_done(&mut self, now: u64) -> bool {
+        if !self.done && self.exhausted && !self.has_rec && self.outstanding == 0 {
+            self.done = true;
+            self.stats.finished_at = now;
+            return true;
+        }
+        false
+    }
+
+    /// Earliest cycle this core can do something without a response arriving: its next
+    /// record's instructions are done (None when it waits for a response or is done).
+    pub fn next_time(&self) -> Option<u64> {
+        if self.done {
+            return None;
+        }
+        if self.has_rec && (self.outstanding >= self.mshrs || self.loads.front().is_some_and(|&o| self.position >= o + self.rob)) {
+            return None;
+        }
+        Some(self.ready_at.ceil() as u64)
+    }
+
+    pub fn outstanding(&self) -> u32 {
+        self.outstanding
+    }
+}

@@ -1,0 +1,165 @@
+"""The memory-centric network experiment `memnet.memsys`: HMC-like memory modules as the
+network's routers, CPUs replaying LLC-miss streams, and the ghost routing paper's packet
+encryption microarchitectures. The model is the Rust `veil_memnet::memsys`; docs/memnet.md
+describes it and gives every timing value's source."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import Field
+
+from veil import _native
+from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_experiment
+
+from . import engine
+
+__all__ = ["MemSysConfig", "to_rust_config", "simulate", "default_config"]
+
+
+class MemSysConfig(ExperimentConfig):
+    """One program run on a memory-centric network. Defaults: 64 modules on a dragonfly
+    (8 groups of 8, one global link per router), 16 CPUs two per group, gem5's HMC timing."""
+
+    # network
+    topology: ComponentName("memnet.topology") = Field("dragonfly", description="mesh, torus, flatfly or dragonfly; every router is a memory module")
+    k: int = Field(8, ge=2, le=1024, description="mesh/torus: routers per dimension; flatfly: routers per row")
+    n: int = Field(2, ge=1, le=8, description="mesh/torus: dimensions")
+    c: int = Field(2, ge=1, le=256, description="flatfly: terminals per router (one is the module's)")
+    p: int = Field(2, ge=1, le=64, description="dragonfly: terminals per router (one is the module's)")
+    a: int = Field(8, ge=1, le=256, description="dragonfly: routers per group")
+    h: int = Field(1, ge=1, le=64, description="dragonfly: global links per router")
+    g: int | None = Field(8, ge=2, description="dragonfly: groups (None = a*h+1)")
+    latency: int = Field(1, ge=1, description="wire latency of router links in cycles (dragonfly: local)")
+    global_latency: int = Field(1, ge=1, description="dragonfly: global wire latency in cycles")
+    serdes_ns: float = Field(3.2, ge=0, description="SerDes latency of an off-chip link (both ends)")
+    routing: ComponentName("memnet.routing") = Field("min", description="routing function")
+    num_vcs: int = Field(6, ge=2, le=64, description="virtual channels per port (requests and replies x route classes)")
+    vc_buf_size: int = Field(8, ge=1, le=65535, description="flit buffers per VC")
+    # memory module
+    layers: int = Field(4, ge=1, description="DRAM layers per module")
+    vaults: int = Field(16, ge=1, description="vaults per module")
+    banks_per_layer: int = Field(2, ge=1, description="banks per layer in a vault")
+    gb: int = Field(2, ge=1, description="GiB per module")
+    row_bytes: int = Field(256, ge=64, description="row buffer bytes")
+    address_mapping: str = Field("RW:VL:CB:LY:CLL", description="address fields, most significant first (RW, VL, CB, LY, BK, CL, CLL)")
+    page_policy: str = Field("closed", description="closed or open")
+    tck_ns: float = Field(0.8, gt=0, description="DRAM clock period, also the network cycle")
+    trp_ns: float = Field(7.7, ge=0, description="precharge")
+    tccd_ns: float = Field(3.2, ge=0, description="column to column")
+    trcd_ns: float = Field(10.2, ge=0, description="activate to column")
+    tcl_ns: float = Field(9.9, ge=0, description="column to data")
+    twr_ns: float = Field(8.0, ge=0, description="write recovery")
+    tras_ns: float = Field(21.6, ge=0, description="activate to precharge")
+    tburst_ns: float = Field(3.2, gt=0, description="one 32-byte burst")
+    frontend_ns: float = Field(4.0, ge=0, description="vault controller front end")
+    backend_ns: float = Field(4.0, ge=0, description="vault controller back end")
+    # CPUs
+    cpus: int = Field(16, ge=1, description="CPUs")
+    placement: list[int] = Field([], description="module of each CPU (empty: spread evenly)")
+    mshrs: int = Field(16, ge=1, description="outstanding misses per core")
+    rob: int = Field(128, ge=1, description="reorder buffer: instructions a core runs past its oldest load miss")
+    issue_width: float = Field(4.0, gt=0, description="core issue width")
+    ipc: float = Field(2.0, gt=0, description="instructions per core cycle between misses")
+    cpu_ghz: float = Field(2.0, gt=0, description="core clock")
+    # workload
+    workload: ComponentName("memnet.workload") = Field("uniform", description="miss stream per core")
+    requests_per_cpu: int = Field(2000, ge=1, description="records (fills and writebacks) per core")
+    write_fraction: float = Field(0.25, ge=0, le=1, description="probability a fill is followed by a writeback")
+    insts_per_miss: float = Field(100.0, ge=0, description="mean instructions between misses")
+    hot_modules: list[int] = Field([0], description="hotspot: hot modules")
+    hotspot_fraction: float = Field(0.5, ge=0, le=1, description="hotspot: fraction of misses to hot modules")
+    address_space: int = Field(0, ge=0, description="bytes the workload uses (0 = all capacity)")
+    trace: InputFile = Field("", description="workload = trace: a veil-trace file, thread i on CPU i "
+                                             "(relative to the config file's folder)")
+    page_mapping: str = Field("first_touch", description="trace: first_touch (4 KiB pages get frames on first use) "
+                                                         "or identity (addresses as they are)")
+    # encryption
+    encryption: ComponentName("memnet.encryption") = Field("none", description="packet encryption microarchitecture")
+    aes_latency: int = Field(10, ge=0, description="AES latency in cycles")
+    xor_cycles: int = Field(1, ge=0, description="per_hop_otp: XOR stage cycles per hop")
+    otp_depth: int = Field(16, ge=0, description="OTP buffer depth D per (source, destination) pair")
+    aes_blocks_per_cycle: float = Field(2.0, gt=0, description="pad generation rate per node (16-byte blocks/cycle)")
+    counter_bits: int = Field(32, ge=8, le=64, description="pair counter width (saturation forces a re-key)")
+    rekey_cycles: int = Field(1000, ge=0, description="cycles a re-key stalls a pair")
+    functional: bool = Field(False, description="really encrypt and decrypt every packet")
+    check_bits: int = Field(16, ge=1, le=16, description="bits of the encrypted destination check")
+    foreign_checks: int = Field(1, ge=0, description="functional: non-destination decode attempts per packet")
+    injection: ComponentName("memnet.injection") = Field("direct", description="injection policy")
+    max_cycles: int = Field(0, ge=0, description="give up after this many cycles (0 = no limit)")
+
+
+def to_rust_config(cfg: MemSysConfig) -> dict[str, Any]:
+    """The Rust `MemSysConfig` (nested) for an experiment config."""
+    net = engine.default_config()
+    if cfg.topology in ("mesh", "torus"):
+        net["topology"] = {"kind": cfg.topology, "k": cfg.k, "n": cfg.n, "latency": cfg.latency}
+    elif cfg.topology == "flatfly":
+        net["topology"] = {"kind": "flatfly", "k": cfg.k, "c": cfg.c, "latency": cfg.latency}
+    elif cfg.topology == "dragonfly":
+        net["topology"] = {"kind": "dragonfly", "p": cfg.p, "a": cfg.a, "h": cfg.h, "g": cfg.g,
+                           "local_latency": cfg.latency, "global_latency": cfg.global_latency}
+    else:
+        raise ConfigError(f"topology: '{cfg.topology}' is not supported for a memory network (mesh, torus, flatfly, dragonfly)")
+    net["routing"] = cfg.routing
+    net["router"].update(num_vcs=cfg.num_vcs, vc_buf_size=cfg.vc_buf_size)
+    net["seed"] = cfg.seed
+    return {
+        "network": net,
+        "serdes_ns": cfg.serdes_ns,
+        "module": {
+            "layers": cfg.layers, "vaults": cfg.vaults, "banks_per_layer": cfg.banks_per_layer,
+            "gb": cfg.gb, "row_bytes": cfg.row_bytes, "address_mapping": cfg.address_mapping,
+            "page_policy": cfg.page_policy, "tck_ns": cfg.tck_ns, "trp_ns": cfg.trp_ns,
+            "tccd_ns": cfg.tccd_ns, "trcd_ns": cfg.trcd_ns, "tcl_ns": cfg.tcl_ns, "twr_ns": cfg.twr_ns,
+            "tras_ns": cfg.tras_ns, "tburst_ns": cfg.tburst_ns, "frontend_ns": cfg.frontend_ns,
+            "backend_ns": cfg.backend_ns,
+        },
+        "cpu": {"count": cfg.cpus, "placement": list(cfg.placement), "mshrs": cfg.mshrs, "rob": cfg.rob,
+                "issue_width": cfg.issue_width, "ipc": cfg.ipc, "ghz": cfg.cpu_ghz},
+        "workload": {"kind": cfg.workload, "requests_per_cpu": cfg.requests_per_cpu,
+                     "write_fraction": cfg.write_fraction, "insts_per_miss": cfg.insts_per_miss,
+                     "hot_modules": list(cfg.hot_modules), "hotspot_fraction": cfg.hotspot_fraction,
+                     "address_space": cfg.address_space, "trace": cfg.trace,
+                     "page_mapping": cfg.page_mapping},
+        "encryption": {"uarch": cfg.encryption, "aes_latency": cfg.aes_latency, "xor_cycles": cfg.xor_cycles,
+                       "otp_depth": cfg.otp_depth, "aes_blocks_per_cycle": cfg.aes_blocks_per_cycle,
+                       "counter_bits": cfg.counter_bits, "rekey_cycles": cfg.rekey_cycles,
+                       "functional": cfg.functional, "check_bits": cfg.check_bits,
+                       "foreign_checks": cfg.foreign_checks},
+        "injection": cfg.injection,
+        "max_cycles": cfg.max_cycles,
+    }
+
+
+def simulate(config: dict[str, Any]) -> dict[str, Any]:
+    """Runs one memory-system simulation from a Rust-shaped config dict."""
+    return json.loads(engine._call(_native.memnet.simulate_memsys, json.dumps(config)))
+
+
+def default_config() -> dict[str, Any]:
+    return json.loads(_native.memnet.memsys_default_config())
+
+
+@register_experiment("memnet.memsys", MemSysConfig,
+                     doc="a program on a memory-centric network: runtime, read latency, DRAM, "
+                         "OTP stalls and storage, functional encryption checks")
+def memsys(cfg: MemSysConfig) -> dict:
+    from veil.core import VeilError
+
+    try:
+        r = simulate(to_rust_config(cfg))
+    except engine.MemnetConfigError as e:
+        raise ConfigError(str(e)) from None
+    except engine.MemnetRunError as e:
+        raise VeilError(f"memnet: {e}") from None
+    r.pop("cores", None)
+    out: dict[str, Any] = {}
+    for key, val in r.items():
+        if isinstance(val, dict):
+            for k2, v2 in val.items():
+                out[f"{key}_{k2}"] = v2
+        elif val is not None:
+            out[key] = val
+    return out
