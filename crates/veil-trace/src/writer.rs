@@ -1,0 +1,211 @@
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::{
+    Header, Record, Summary, TraceError, BLOCK_TAG, CODEC_RAW, CODEC_ZSTD, END_MAGIC, END_TAG,
+    FIXED_RECORD_BYTES, FORMAT_VERSION, MAGIC, MAX_BLOCK_RECORDS,
+};
+
+/// How a writer lays out blocks. The defaults are what Veil's traces use.
+#[derive(Clone, Copy, Debug)]
+pub struct WriterOptions {
+    /// Records per block (the reader holds one block in memory).
+    pub block_records: u32,
+    /// zstd level, or `None` for uncompressed blocks (what the Valgrind tool streams).
+    pub zstd_level: Option<i32>,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions { block_records: 16384, zstd_level: Some(3) }
+    }
+}
+
+/// Writes a trace: `create`, `write` each record, `finish`. A writer dropped without `finish`
+/// leaves a file that readers report as truncated.
+pub struct TraceWriter<W: Write = BufWriter<File>> {
+    out: W,
+    offset: u64,
+    line_size: usize,
+    opts: WriterOptions,
+    thread: Vec<u32>,
+    kind: Vec<u8>,
+    hits: Vec<u32>,
+    addr: Vec<u64>,
+    insts: Vec<u64>,
+    data: Vec<u8>,
+    raw: Vec<u8>,
+    stored: Vec<u8>,
+    comp: Option<zstd::bulk::Compressor<'static>>,
+    records: u64,
+    blocks: u64,
+    threads: u32,
+}
+
+impl TraceWriter<BufWriter<File>> {
+    pub fn create(path: impl AsRef<Path>, header: &Header) -> Result<Self, TraceError> {
+        Self::create_with(path, header, WriterOptions::default())
+    }
+
+    pub fn create_with(path: impl AsRef<Path>, header: &Header, opts: WriterOptions) -> Result<Self, TraceError> {
+        let path = path.as_ref();
+        let f = File::create(path)
+            .map_err(|source| TraceError::Open { path: path.display().to_string(), source })?;
+        TraceWriter::new(BufWriter::with_capacity(1 << 20, f), header, opts)
+    }
+}
+
+impl<W: Write> TraceWriter<W> {
+    pub fn new(out: W, header: &Header, opts: WriterOptions) -> Result<Self, TraceError> {
+        header.validate().map_err(TraceError::Invalid)?;
+        if opts.block_records == 0 || opts.block_records > MAX_BLOCK_RECORDS {
+            return Err(TraceError::Invalid(format!(
+                "block_records {} is not in 1..={MAX_BLOCK_RECORDS}",
+                opts.block_records
+            )));
+        }
+        let comp = match opts.zstd_level {
+            Some(level) => {
+                let mut c = zstd::bulk::Compressor::new(level).map_err(|e| TraceError::Invalid(e.to_string()))?;
+                // The frame checksum is what turns a flipped byte into a reported corruption.
+                c.include_checksum(true).map_err(|e| TraceError::Invalid(e.to_string()))?;
+                c.include_contentsize(true).map_err(|e| TraceError::Invalid(e.to_string()))?;
+                Some(c)
+            }
+            None => None,
+        };
+        let json = serde_json::to_vec(header).map_err(|e| TraceError::Invalid(e.to_string()))?;
+        let n = opts.block_records as usize;
+        let line_size = header.line_size as usize;
+        let mut w = TraceWriter {
+            out,
+            offset: 0,
+            line_size,
+            opts,
+            thread: Vec::with_capacity(n),
+            kind: Vec::with_capacity(n),
+            hits: Vec::with_capacity(n),
+            addr: Vec::with_capacity(n),
+            insts: Vec::with_capacity(n),
+            data: Vec::with_capacity(n * line_size),
+            raw: Vec::new(),
+            stored: Vec::new(),
+            comp,
+            records: 0,
+            blocks: 0,
+            threads: 0,
+        };
+        w.put(&MAGIC)?;
+        w.put(&FORMAT_VERSION.to_le_bytes())?;
+        w.put(&(json.len() as u32).to_le_bytes())?;
+        w.put(&json)?;
+        Ok(w)
+    }
+
+    fn put(&mut self, b: &[u8]) -> Result<(), TraceError> {
+        let offset = self.offset;
+        self.out.write_all(b).map_err(|source| TraceError::Io { offset, source })?;
+        self.offset += b.len() as u64;
+        Ok(())
+    }
+
+    pub fn write(&mut self, r: &Record) -> Result<(), TraceError> {
+        if r.addr % self.line_size as u64 != 0 {
+            return Err(TraceError::Invalid(format!(
+                "record {}: address {:#x} is not aligned to the {}-byte line",
+                self.records, r.addr, self.line_size
+            )));
+        }
+        self.thread.push(r.thread);
+        self.kind.push(r.kind as u8);
+        self.hits.push(r.llc_hits);
+        self.addr.push(r.addr);
+        self.insts.push(r.insts);
+        self.data.extend_from_slice(&r.data[..self.line_size]);
+        self.threads = self.threads.max(r.thread + 1);
+        self.records += 1;
+        if self.thread.len() == self.opts.block_records as usize {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    fn flush_block(&mut self) -> Result<(), TraceError> {
+        let n = self.thread.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let mut raw = std::mem::take(&mut self.raw);
+        raw.clear();
+        raw.reserve(n * (FIXED_RECORD_BYTES + self.line_size));
+        // Columns, not rows: each column compresses far better on its own.
+        raw.extend(self.thread.iter().flat_map(|v| v.to_le_bytes()));
+        raw.extend_from_slice(&self.kind);
+        raw.extend(self.hits.iter().flat_map(|v| v.to_le_bytes()));
+        raw.extend(self.addr.iter().flat_map(|v| v.to_le_bytes()));
+        raw.extend(self.insts.iter().flat_map(|v| v.to_le_bytes()));
+        raw.extend_from_slice(&self.data);
+        let (codec, payload_len) = match self.comp.as_mut() {
+            Some(c) => {
+                self.stored.clear();
+                self.stored.reserve(zstd::zstd_safe::compress_bound(raw.len()));
+                let len = c
+                    .compress_to_buffer(&raw[..], &mut self.stored)
+                    .map_err(|source| TraceError::Io { offset: self.offset, source })?;
+                (CODEC_ZSTD, len)
+            }
+            None => (CODEC_RAW, raw.len()),
+        };
+        let mut head = [0u8; 20];
+        head[0..4].copy_from_slice(&BLOCK_TAG);
+        head[4..8].copy_from_slice(&codec.to_le_bytes());
+        head[8..12].copy_from_slice(&(n as u32).to_le_bytes());
+        head[12..16].copy_from_slice(&(raw.len() as u32).to_le_bytes());
+        head[16..20].copy_from_slice(&(payload_len as u32).to_le_bytes());
+        self.put(&head)?;
+        if codec == CODEC_ZSTD {
+            let stored = std::mem::take(&mut self.stored);
+            let r = self.put(&stored);
+            self.stored = stored;
+            r?;
+        } else {
+            self.put(&raw)?;
+        }
+        self.raw = raw;
+        self.blocks += 1;
+        self.thread.clear();
+        self.kind.clear();
+        self.hits.clear();
+        self.addr.clear();
+        self.insts.clear();
+        self.data.clear();
+        Ok(())
+    }
+
+    /// Writes the last block and the end frame; returns the summary written.
+    pub fn finish(self) -> Result<Summary, TraceError> {
+        self.finish_with(serde_json::Value::Null)
+    }
+
+    /// As `finish`, keeping the producer's statistics in the summary.
+    pub fn finish_with(mut self, stats: serde_json::Value) -> Result<Summary, TraceError> {
+        self.flush_block()?;
+        let summary = Summary { records: self.records, blocks: self.blocks, threads: self.threads, stats };
+        let json = serde_json::to_vec(&summary).map_err(|e| TraceError::Invalid(e.to_string()))?;
+        let end_at = self.offset;
+        self.put(&END_TAG)?;
+        self.put(&(json.len() as u32).to_le_bytes())?;
+        self.put(&json)?;
+        self.put(&end_at.to_le_bytes())?;
+        self.put(&END_MAGIC)?;
+        let offset = self.offset;
+        self.out.flush().map_err(|source| TraceError::Io { offset, source })?;
+        Ok(summary)
+    }
+}
