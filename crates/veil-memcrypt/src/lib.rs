@@ -18,6 +18,7 @@ pub mod dram;
 pub mod engines;
 pub mod error;
 pub mod fvt;
+pub mod input;
 pub mod layout;
 pub mod mode;
 pub mod record;

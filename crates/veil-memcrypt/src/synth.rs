@@ -22,6 +22,8 @@ pub struct SynthConfig {
     pub store_share: f64,
     pub p_zero: f64,
     pub p_small: f64,
+    /// Misses come in sequential runs of up to this many lines (1 = independent lines).
+    pub run_lines: u64,
     pub seed: u64,
 }
 
@@ -35,6 +37,7 @@ impl Default for SynthConfig {
             store_share: 0.3,
             p_zero: 0.3,
             p_small: 0.15,
+            run_lines: 1,
             seed: 1,
         }
     }
@@ -49,6 +52,7 @@ pub struct Synth {
     resident: HashMap<u64, usize>,
     pending: Option<Record>,
     emitted: u64,
+    run: (u64, u64),
 }
 
 impl Synth {
@@ -62,6 +66,7 @@ impl Synth {
             resident: HashMap::new(),
             pending: None,
             emitted: 0,
+            run: (0, 0),
         }
     }
 
@@ -74,6 +79,18 @@ impl Synth {
                 [self.rng.gen_range(0..16)]
         } else {
             self.rng.gen()
+        }
+    }
+
+    /// A line not in the cache: half the time from the hot eighth of the footprint.
+    fn pick(&mut self) -> u64 {
+        loop {
+            let hot = self.rng.gen_bool(0.5);
+            let span = if hot { (self.cfg.footprint_lines / 8).max(1) } else { self.cfg.footprint_lines };
+            let l = self.rng.gen_range(0..span);
+            if !self.resident.contains_key(&l) {
+                return l;
+            }
         }
     }
 
@@ -99,13 +116,14 @@ impl Iterator for Synth {
             return None;
         }
         // A skewed reuse pattern: half the misses go to the first eighth of the footprint.
-        let line = loop {
-            let hot = self.rng.gen_bool(0.5);
-            let span = if hot { (self.cfg.footprint_lines / 8).max(1) } else { self.cfg.footprint_lines };
-            let l = self.rng.gen_range(0..span);
-            if !self.resident.contains_key(&l) {
-                break l;
-            }
+        let next_in_run = self.run.0 + 1;
+        let line = if self.run.1 > 0 && next_in_run < self.cfg.footprint_lines && !self.resident.contains_key(&next_in_run) {
+            self.run = (next_in_run, self.run.1 - 1);
+            next_in_run
+        } else {
+            let l = self.pick();
+            self.run = (l, self.rng.gen_range(0..self.cfg.run_lines.max(1)));
+            l
         };
         let store = self.rng.gen_bool(self.cfg.store_share);
         let insts = self.rng.gen_range(1..=2 * self.cfg.insts_per_miss.max(1));

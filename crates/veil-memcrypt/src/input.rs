@@ -1,0 +1,173 @@
+//! Where records come from: a veil-trace file (real programs) or the synthetic generator, and
+//! the JSON entry points the bindings call.
+
+use serde::{Deserialize, Serialize};
+use veil_trace::TraceReader;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::fvt::Fvt;
+use crate::layout;
+use crate::record::{Kind, Record};
+use crate::secure::SecureMemory;
+use crate::sim::{Results, Sim};
+use crate::synth::{Synth, SynthConfig};
+
+/// A run: the machine, and either a trace file or a synthetic stream.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    #[serde(default)]
+    pub config: Config,
+    #[serde(default)]
+    pub trace: Option<String>,
+    #[serde(default)]
+    pub synth: Option<SynthConfig>,
+    /// Stop after this many records (0 = the whole trace).
+    #[serde(default)]
+    pub max_records: u64,
+}
+
+fn convert(r: &veil_trace::Record) -> Record {
+    let mut data = [0u8; 64];
+    data.copy_from_slice(&r.data[..64]);
+    Record {
+        thread: r.thread,
+        kind: match r.kind {
+            veil_trace::Kind::LoadFill => Kind::LoadFill,
+            veil_trace::Kind::StoreFill => Kind::StoreFill,
+            veil_trace::Kind::Writeback => Kind::Writeback,
+        },
+        addr: r.addr,
+        insts: r.insts,
+        llc_hits: r.llc_hits as u64,
+        data,
+    }
+}
+
+/// Feeds every record of the run's input to `f`; polls `interrupted` every 64 Ki records.
+pub fn for_each(run: &Run, interrupted: &dyn Fn() -> bool, mut f: impl FnMut(&Record) -> Result<()>) -> Result<()> {
+    let limit = if run.max_records == 0 { u64::MAX } else { run.max_records };
+    let mut n = 0u64;
+    match (&run.trace, &run.synth) {
+        (Some(path), None) => {
+            let mut rd = TraceReader::open(path).map_err(|e| Error::config(format!("trace: {path}: {e}")))?;
+            let ls = rd.header().line_size;
+            if ls != run.config.line_bytes {
+                return Err(Error::config(format!(
+                    "trace: {path} has {ls}-byte lines; memcrypt encrypts {}-byte lines (Table 2)",
+                    run.config.line_bytes
+                )));
+            }
+            let mut tr = veil_trace::Record::default();
+            while n < limit && rd.next_into(&mut tr).map_err(|e| Error::config(format!("trace: {path}: {e}")))? {
+                if n & 0xFFFF == 0 && interrupted() {
+                    return Err(Error::Interrupted);
+                }
+                f(&convert(&tr))?;
+                n += 1;
+            }
+        }
+        (None, Some(s)) => {
+            for rec in Synth::new(s.clone()) {
+                if n >= limit {
+                    break;
+                }
+                if n & 0xFFFF == 0 && interrupted() {
+                    return Err(Error::Interrupted);
+                }
+                f(&rec)?;
+                n += 1;
+            }
+        }
+        _ => return Err(Error::config("input: give exactly one of 'trace' (a file) and 'synth' (a generator)")),
+    }
+    Ok(())
+}
+
+/// The timing model over the run's input.
+pub fn simulate_run(run: &Run, interrupted: &dyn Fn() -> bool) -> Result<Results> {
+    let mut sim = Sim::new(&run.config)?;
+    for_each(run, interrupted, |r| {
+        sim.step(r);
+        Ok(())
+    })?;
+    Ok(sim.finish())
+}
+
+/// What the functional model found over a whole input.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Check {
+    pub fetches: u64,
+    pub writebacks: u64,
+    /// Fetches whose decryption differed from the trace's bytes.
+    pub wrong_plaintext: u64,
+    /// MAC failures on untampered memory.
+    pub integrity_failures: u64,
+    pub ct_hits: u64,
+    pub mac_hits: u64,
+    pub false_hits: u64,
+    pub chunks: u64,
+    pub spec_ops: u64,
+}
+
+/// Replays the input through the functional model (real ciphers, MACs and speculation).
+pub fn check_run(run: &Run, interrupted: &dyn Fn() -> bool) -> Result<Check> {
+    let scheme = run.config.validate()?;
+    let mut mem = SecureMemory::new(scheme, run.config.seed)?;
+    let mut fvt = Fvt::new(run.config.fvt_size, run.config.fvt_candidates, run.config.fvt_promote);
+    let mut c = Check::default();
+    for_each(run, interrupted, |r| {
+        let line = r.addr >> 6;
+        match r.kind {
+            Kind::Writeback => {
+                c.writebacks += 1;
+                mem.write_line(line, &r.data, &fvt)?;
+            }
+            _ => {
+                if !mem.contains(line) {
+                    mem.write_line(line, &r.data, &fvt)?;
+                }
+                c.fetches += 1;
+                match mem.fetch_line(line, &fvt) {
+                    Ok(f) => {
+                        c.wrong_plaintext += (f.plaintext != r.data) as u64;
+                        c.ct_hits += f.ct_hits as u64;
+                        c.mac_hits += f.mac_hits as u64;
+                        c.false_hits += f.false_hits as u64;
+                        c.chunks += f.chunks as u64;
+                        c.spec_ops += f.spec_ops;
+                    }
+                    Err(Error::Integrity(_)) => c.integrity_failures += 1,
+                    Err(e) => return Err(e),
+                }
+                for x in layout::words(&r.data) {
+                    fvt.observe(x);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(c)
+}
+
+fn parse(json: &str) -> std::result::Result<Run, String> {
+    serde_json::from_str(json).map_err(|e| format!("config: {e}"))
+}
+
+/// JSON in, JSON out (the bindings' entry point).
+pub fn simulate_json(json: &str, interrupted: &dyn Fn() -> bool) -> std::result::Result<String, Error> {
+    let run = parse(json).map_err(Error::Config)?;
+    let r = simulate_run(&run, interrupted)?;
+    Ok(serde_json::to_string(&r).expect("results serialise"))
+}
+
+pub fn check_json(json: &str, interrupted: &dyn Fn() -> bool) -> std::result::Result<String, Error> {
+    let run = parse(json).map_err(Error::Config)?;
+    let r = check_run(&run, interrupted)?;
+    Ok(serde_json::to_string(&r).expect("results serialise"))
+}
+
+pub fn default_config_json() -> String {
+    serde_json::to_string(&Config::default()).expect("config serialises")
+}
