@@ -7,6 +7,7 @@ mod crypto;
 mod memnet;
 mod oram;
 mod enclave;
+mod memcrypt;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -15,5 +16,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     memnet::register(m)?;
     oram::register(m)?;
     enclave::register(m)?;
+    memcrypt::register(m)?;
     Ok(())
 }

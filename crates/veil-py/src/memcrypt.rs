@@ -1,0 +1,45 @@
+//! `veil._native.memcrypt`: JSON in, JSON out over `veil-memcrypt`. Bad input is a ValueError
+//! whose message is the crate's one-line description; runs release the GIL.
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use veil_memcrypt::input;
+use veil_memcrypt::Error;
+
+fn err(e: Error) -> PyErr {
+    match e {
+        Error::Config(m) => PyValueError::new_err(m),
+        Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+        Error::Integrity(m) => PyRuntimeError::new_err(format!("integrity check failed: {m}")),
+    }
+}
+
+/// Timing model: `run` = {"config": {...}, "trace": path | "synth": {...}, "max_records": n}.
+#[pyfunction]
+fn simulate(py: Python<'_>, run: &str) -> PyResult<String> {
+    let r = run.to_owned();
+    py.allow_threads(move || input::simulate_json(&r, &|| false)).map_err(err)
+}
+
+/// Functional model over the same input: real encryption, MACs and speculation on every line.
+#[pyfunction]
+fn check(py: Python<'_>, run: &str) -> PyResult<String> {
+    let r = run.to_owned();
+    py.allow_threads(move || input::check_json(&r, &|| false)).map_err(err)
+}
+
+/// The default machine configuration as JSON.
+#[pyfunction]
+fn defaults() -> String {
+    input::default_config_json()
+}
+
+pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = PyModule::new(parent.py(), "memcrypt")?;
+    m.add_function(wrap_pyfunction!(simulate, &m)?)?;
+    m.add_function(wrap_pyfunction!(check, &m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, &m)?)?;
+    parent.add_submodule(&m)?;
+    Ok(())
+}
