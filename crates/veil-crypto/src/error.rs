@@ -8,6 +8,8 @@ pub enum CryptoError {
     InvalidInput(String),
     /// An authentication tag did not match; no plaintext is released.
     AuthenticationFailed(String),
+    /// A long call stopped early because `veil_core::interrupt` was requested (Ctrl-C).
+    Interrupted,
 }
 
 impl CryptoError {
@@ -25,6 +27,7 @@ impl fmt::Display for CryptoError {
         match self {
             CryptoError::InvalidInput(m) => f.write_str(m),
             CryptoError::AuthenticationFailed(m) => write!(f, "authentication failed: {m}"),
+            CryptoError::Interrupted => f.write_str("interrupted"),
         }
     }
 }

@@ -205,6 +205,9 @@ pub fn throughput(
                         if t0.elapsed().as_secs_f64() >= min_seconds {
                             break;
                         }
+                        if veil_core::interrupt::requested() {
+                            return Err(CryptoError::Interrupted);
+                        }
                     }
                     std::hint::black_box(&buf);
                     Ok(iters)

@@ -1026,6 +1026,9 @@ impl<'a> Sim<'a> {
             if self.workers_left == 0 || self.c.events >= self.event_budget {
                 break;
             }
+            if self.c.events & 4095 == 0 && veil_core::interrupt::requested() {
+                break;
+            }
             self.c.events += 1;
             match ev {
                 Ev::CoreDone { core, gen } => {
@@ -1119,6 +1122,9 @@ pub fn simulate(cfg: &Config) -> Result<SimResult, String> {
     cfg.validate()?;
     let mut sim = Sim::new(cfg);
     sim.run();
+    if veil_core::interrupt::requested() {
+        return Err("interrupted".into());
+    }
     if sim.workers_left != 0 {
         return Err(format!(
             "simulation made no progress after {} events with {} workers unfinished (check that responder_sleep_us \

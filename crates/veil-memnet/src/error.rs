@@ -24,6 +24,8 @@ pub enum SimError {
     Livelock { cycle: u64, packet_age: u64 },
     /// Packets, flits or credits were created or lost.
     Conservation(String),
+    /// Stopped early because `veil_core::interrupt` was requested (Ctrl-C).
+    Interrupted,
 }
 
 impl fmt::Display for SimError {
@@ -39,6 +41,7 @@ impl fmt::Display for SimError {
                 "livelock: a packet has been in flight for {packet_age} cycles while the network keeps moving (cycle {cycle})"
             ),
             SimError::Conservation(m) => write!(f, "conservation check failed: {m}"),
+            SimError::Interrupted => f.write_str("interrupted"),
         }
     }
 }

@@ -451,6 +451,9 @@ impl Engine {
     /// One network cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
         let t = self.now;
+        if t & 1023 == 0 && veil_core::interrupt::requested() {
+            return Err(SimError::Interrupted);
+        }
         let slot = (t & self.wmask) as usize;
         let mut evs = std::mem::take(&mut self.wheel[slot]);
         // BookSim2 queues a router's arriving flits by input port. Allocation does not depend

@@ -36,9 +36,7 @@ fn throughput<'py>(
     threads: usize,
     min_seconds: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let t = py
-        .allow_threads(|| vc::throughput(engine, size, threads, min_seconds))
-        .map_err(err)?;
+    let t = crate::interrupt::run(py, || vc::throughput(engine, size, threads, min_seconds))?.map_err(err)?;
     let d = PyDict::new(py);
     d.set_item("engine", engine)?;
     d.set_item("size", size)?;

@@ -1,5 +1,6 @@
 //! `veil._native.enclave`: JSON in, JSON out over `veil-enclave`. Errors are ValueErrors whose
-//! message is the crate's one-line description; simulations run without the GIL.
+//! message is the crate's one-line description; simulations run without the GIL
+//! and stop on Ctrl-C (KeyboardInterrupt).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -7,15 +8,13 @@ use pyo3::prelude::*;
 /// Runs one simulation; `config` is a JSON object (missing fields take their defaults).
 #[pyfunction]
 fn simulate(py: Python<'_>, config: &str) -> PyResult<String> {
-    let c = config.to_owned();
-    py.allow_threads(move || veil_enclave::simulate_json(&c)).map_err(PyValueError::new_err)
+    crate::interrupt::run(py, || veil_enclave::simulate_json(config))?.map_err(PyValueError::new_err)
 }
 
 /// Runs a JSON list of configs in parallel (rayon); returns the JSON list of results.
 #[pyfunction]
 fn simulate_many(py: Python<'_>, configs: &str) -> PyResult<String> {
-    let c = configs.to_owned();
-    py.allow_threads(move || veil_enclave::simulate_many_json(&c)).map_err(PyValueError::new_err)
+    crate::interrupt::run(py, || veil_enclave::simulate_many_json(configs))?.map_err(PyValueError::new_err)
 }
 
 /// The default configuration as JSON.

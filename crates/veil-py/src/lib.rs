@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod crypto;
+mod interrupt;
 mod memnet;
 mod oram;
 mod enclave;

@@ -18,8 +18,7 @@ fn to_py(e: SimError) -> PyErr {
 /// Runs one simulation described by a JSON config; returns the JSON result.
 #[pyfunction]
 fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
-    let text = config_json.to_owned();
-    py.allow_threads(move || veil_memnet::simulate_json(&text)).map_err(to_py)
+    crate::interrupt::run(py, || veil_memnet::simulate_json(config_json))?.map_err(to_py)
 }
 
 /// Checks a config without running it (builds topology and routing).

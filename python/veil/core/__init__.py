@@ -1,18 +1,23 @@
 """The framework every system plugs into (see docs/architecture.md)."""
 
-from veil.core.config import ComponentName, ExperimentConfig
+from veil.core.config import ComponentName, ExperimentConfig, InputFile
 from veil.core.errors import ConfigError, StoreError, VeilError
 from veil.core.registry import (REGISTRY, load_systems, register_benchmark, register_cli, register_component,
                                 register_experiment, register_reproducer)
+from veil.core.report import Row, machine_load, median_spread
 
 __all__ = [
     "REGISTRY",
+    "Row",
     "ComponentName",
     "ConfigError",
     "ExperimentConfig",
+    "InputFile",
     "StoreError",
     "VeilError",
     "load_systems",
+    "machine_load",
+    "median_spread",
     "register_benchmark",
     "register_cli",
     "register_component",

@@ -1,4 +1,10 @@
-"""Experiment configs: TOML files validated by pydantic, `key=value` overrides, stable hashes."""
+"""Experiment configs: TOML files validated by pydantic, `key=value` overrides, stable hashes.
+
+A path a config names is an `InputFile` field: relative paths in a file resolve against that
+file's folder (on the command line, against the working directory), and the config hash covers
+the file's *content* instead of its path, so editing the file gives a new result, never a stale
+cached one, and moving it elsewhere keeps the cache.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,9 @@ import hashlib
 import json
 import tomllib
 from pathlib import Path
+import os
+import time
+import typing
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -32,6 +41,123 @@ def ComponentName(kind: str):  # noqa: N802 - reads as a type in field annotatio
         return name
 
     return Annotated[str, AfterValidator(check), Field(json_schema_extra={"component": kind})]
+
+
+class InputPath(str):
+    """A validated `InputFile` value: an absolute path to a readable file ("" means none)."""
+
+
+class _InputFileMark:
+    """Marks an `InputFile` field so paths in a config file can be found before validation."""
+
+
+def _check_input_file(value: str) -> str:
+    if value == "":
+        return InputPath("")
+    path = Path(os.path.expanduser(value))
+    path = path if path.is_absolute() else Path.cwd() / path
+    path = Path(os.path.normpath(path))
+    if not path.exists():
+        raise ValueError(f"no such file: {path}")
+    if not path.is_file():
+        raise ValueError(f"not a regular file: {path}")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"not readable: {path}")
+    return InputPath(str(path))
+
+
+InputFile = Annotated[str, AfterValidator(_check_input_file), _InputFileMark(),
+                      Field(json_schema_extra={"input_file": True})]
+"""A path a config names (topology file, trace, workload input). Relative paths in a config file
+resolve against that file's folder; the file's content hash, not its path, enters the config hash.
+"" means "no file"."""
+
+
+def _is_input_file(annotation: Any, metadata: list | tuple = ()) -> bool:
+    if any(isinstance(m, _InputFileMark) for m in metadata):
+        return True
+    return any(_is_input_file(a, getattr(a, "__metadata__", ())) for a in typing.get_args(annotation))
+
+
+def _field_at(model: type[BaseModel], dotted: list[str]):
+    """The pydantic field a dotted key names, or None."""
+    for i, part in enumerate(dotted):
+        field = model.model_fields.get(part)
+        if field is None:
+            return None
+        if i == len(dotted) - 1:
+            return field
+        ann = field.annotation
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return None
+        model = ann
+    return None
+
+
+def _resolve(value: Any, base: Path) -> Any:
+    if isinstance(value, str) and value and not Path(os.path.expanduser(value)).is_absolute():
+        return str(base / value)
+    if isinstance(value, list):
+        return [_resolve(v, base) for v in value]
+    return value
+
+
+def resolve_input_paths(model: type[BaseModel], table: dict[str, Any], base: Path) -> dict[str, Any]:
+    """`table` (raw config data, nested or with dotted keys) with every relative `InputFile`
+    path made absolute against `base`, the folder of the file it was read from (a list, as in a
+    sweep's grid, has each of its paths resolved)."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            field = _field_at(model, key.split("."))
+            ann = getattr(field, "annotation", None)
+            if isinstance(ann, type) and issubclass(ann, BaseModel):
+                out[key] = resolve_input_paths(ann, value, base)
+                continue
+        field = _field_at(model, key.split("."))
+        if field is not None and _is_input_file(field.annotation, field.metadata):
+            value = _resolve(value, base)
+        out[key] = value
+    return out
+
+
+_digests: dict[tuple, str] = {}
+
+
+def file_digest(path: str) -> str:
+    """SHA-256 of a file's content. Remembered while the file's identity, size and times stay
+    put, but only for files last changed over 2 s ago: an edit within one timestamp tick of the
+    last read would otherwise keep the old digest."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    key = (path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if key in _digests:
+        return _digests[key]
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > 2_000_000_000:
+        _digests[key] = h.hexdigest()
+    return h.hexdigest()
+
+
+def _content_keyed(value: Any, dumped: Any) -> Any:
+    """`dumped` (a model_dump of `value`) with every input file's path replaced by its content hash."""
+    if isinstance(value, InputPath):
+        return f"sha256:{file_digest(value)}" if value else ""
+    if isinstance(value, BaseModel):
+        return {k: _content_keyed(getattr(value, k, None), v) for k, v in dumped.items()}
+    if isinstance(value, (list, tuple)) and isinstance(dumped, list):
+        return [_content_keyed(v, d) for v, d in zip(value, dumped)]
+    if isinstance(value, dict) and isinstance(dumped, dict):
+        return {k: _content_keyed(value.get(k), d) for k, d in dumped.items()}
+    return dumped
 
 
 def _loc(loc: tuple) -> str:
@@ -137,7 +263,12 @@ def split_experiment(data: dict[str, Any], where: str) -> tuple[str, dict[str, A
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> tuple[str, ExperimentConfig]:
-    data = apply_overrides(read_toml(path), overrides or [])
+    raw = read_toml(path)
+    load_systems()
+    name = raw.get("experiment")
+    if isinstance(name, str) and name in REGISTRY.experiments:
+        raw = resolve_input_paths(REGISTRY.experiments[name].config, raw, Path(path).resolve().parent)
+    data = apply_overrides(raw, overrides or [])
     name, rest = split_experiment(data, str(path))
     return name, validate(name, rest, str(path))
 
@@ -147,6 +278,8 @@ def canonical_json(obj: Any) -> str:
 
 
 def config_hash(experiment: str, cfg: ExperimentConfig) -> str:
-    """Stable across runs and machines: the experiment name and every field, defaults included."""
-    blob = canonical_json({"experiment": experiment, "config": cfg.model_dump(mode="json")})
+    """Stable across runs and machines: the experiment name and every field, defaults included;
+    an input file counts by its content, not its path."""
+    blob = canonical_json({"experiment": experiment,
+                           "config": _content_keyed(cfg, cfg.model_dump(mode="json"))})
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

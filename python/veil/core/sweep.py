@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from veil.core.config import (ExperimentConfig, apply_overrides, config_hash, read_toml, set_dotted,
-                              split_experiment, validate)
+from veil.core.config import (ExperimentConfig, apply_overrides, config_hash, read_toml, resolve_input_paths,
+                              set_dotted, split_experiment, validate)
 from veil.core.errors import ConfigError, VeilError
-from veil.core.registry import REGISTRY
+from veil.core.registry import REGISTRY, load_systems
 from veil.core.runner import compute, make_record, veil_version
 from veil.core.store import Record, ResultStore
 
@@ -89,7 +89,16 @@ def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def load_spec(path: str | Path, overrides: list[str] | None = None) -> SweepSpec:
-    data = apply_overrides(read_toml(path), overrides or [])
+    data = read_toml(path)
+    name = data.get("experiment")
+    load_systems()
+    if isinstance(name, str) and name in REGISTRY.experiments:
+        model, folder = REGISTRY.experiments[name].config, Path(path).resolve().parent
+        for t in ("base", "grid", "zip"):
+            if isinstance(data.get(t), dict):
+                table = data[t] if t == "base" else _flat(data[t])
+                data[t] = resolve_input_paths(model, table, folder)
+    data = apply_overrides(data, overrides or [])
     return spec_from_data(data, str(path))
 
 
@@ -176,7 +185,8 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
     import multiprocessing as mp
 
     # spawn, not fork: the parent may hold threads (Dask, rayon) that fork would copy mid-lock.
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
+    try:
         futures = {pool.submit(compute, experiment, cfg): i for i, cfg in payload}
         for fut in as_completed(futures):
             i = futures[fut]
@@ -185,6 +195,15 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
                 done(i, result, elapsed, None)
             except Exception as e:  # a failed point is reported, the sweep goes on
                 done(i, None, 0.0, _error_text(e))
+    except BaseException:
+        # Ctrl-C (or a failure here): a plain shutdown would wait for every running point, maybe
+        # hours. Drop the queue and stop the workers; finished points are already stored.
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in workers:
+            proc.terminate()
+        raise
+    pool.shutdown(wait=True)
 
 
 def _connect(address: str):

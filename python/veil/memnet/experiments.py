@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from veil.core import (ComponentName, ConfigError, ExperimentConfig, register_component,
+from veil.core import (ComponentName, ConfigError, ExperimentConfig, InputFile, register_component,
                        register_experiment)
 
 from . import engine
@@ -29,7 +29,8 @@ class LatencyLoadConfig(ExperimentConfig):
     a: int = Field(4, ge=1, le=256, description="dragonfly: routers per group")
     h: int = Field(2, ge=1, le=64, description="dragonfly: global links per router")
     g: int | None = Field(None, ge=2, description="dragonfly: groups (default a*h+1, balanced)")
-    topology_file: str = Field("", description="file topology: path of the adjacency list")
+    topology_file: InputFile = Field("", description="file topology: path of the adjacency list (relative to "
+                                                    "the config file's folder)")
     latency: int = Field(1, ge=1, description="link latency in cycles (dragonfly: local links)")
     global_latency: int = Field(1, ge=1, description="dragonfly: global link latency in cycles")
     flit_cycles: int = Field(1, ge=1, description="cycles a flit occupies a link (1 = full width; dragonfly: local)")

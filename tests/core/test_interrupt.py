@@ -1,0 +1,62 @@
+"""Ctrl-C: a long run of every system stops promptly with exit 130; the store stays usable."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import write
+
+# Each runs for minutes (most inside one Rust call) unless interrupted.
+LONG_RUNS = {
+    "memnet": 'experiment = "memnet.latency_load"\nmode = "fixed"\nwarmup_cycles = 0\nmeasure_cycles = 1000000000\n',
+    "enclave": 'experiment = "enclave.server"\nrequests = 10000000\n',
+    "crypto": 'experiment = "crypto.throughput"\nengine = "aes-128-gcm"\nsize = 65536\nmin_seconds = 60\n',
+    "he": 'experiment = "he.digits"\nimages = 360\n',
+}
+
+
+def interrupt(args: list[str], cwd, store, after: float) -> tuple[int, str, str, float]:
+    env = {**os.environ, "VEIL_STORE": str(store)}
+    p = subprocess.Popen([sys.executable, "-m", "veil.cli", *args], cwd=cwd, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after)  # long enough to be inside the work, not the imports
+    assert p.poll() is None, p.communicate()
+    p.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("still running 30 s after SIGINT")
+    return p.returncode, out, err, time.monotonic() - t0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("system", sorted(LONG_RUNS))
+def test_ctrl_c_stops_a_long_run_with_exit_130(system, tmp_path, store_path, veil_cli):
+    write(tmp_path / "long.toml", LONG_RUNS[system])
+    rc, _out, err, waited = interrupt(["run", "long.toml"], tmp_path, store_path, after=4.0)
+    assert rc == 130, err
+    assert err.strip().splitlines() == ["veil: interrupted"], err
+    assert waited < 5.0, f"exited {waited:.1f} s after SIGINT"
+    listed = veil_cli("results", "list")
+    assert listed.rc == 0 and "0 results" in listed.out, listed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_keeps_the_finished_points_of_a_sweep(jobs, tmp_path, store_path, veil_cli):
+    write(tmp_path / "sweep.toml", 'experiment = "memnet.latency_load"\n[base]\nmode = "fixed"\nwarmup_cycles = 0\n'
+                                   '[zip]\nmeasure_cycles = [1000, 2000, 1000000000]\n')
+    rc, _out, err, waited = interrupt(["sweep", "sweep.toml", "--jobs", jobs], tmp_path, store_path, after=5.0)
+    assert rc == 130, err
+    assert waited < 5.0
+    listed = veil_cli("results", "list")
+    assert listed.rc == 0 and "2 results" in listed.out, listed.out
