@@ -1,5 +1,5 @@
 //! Prints speedups and the model's speed on a synthetic miss stream:
-//! `cargo run -p veil-memcrypt --release --example explore -- [records] [p_zero] [insts_per_miss]`.
+//! `cargo run -p veil-memcrypt --release --example explore -- [records] [p_zero] [insts_per_access]`.
 
 use std::time::Instant;
 
@@ -12,7 +12,7 @@ fn main() {
     let records = a.get(1).map_or(1_000_000, |x| x.parse().unwrap());
     let p_zero = a.get(2).map_or(0.3, |x| x.parse().unwrap());
     let ipm = a.get(3).map_or(40, |x| x.parse().unwrap());
-    let recs: Vec<Record> = Synth::new(SynthConfig { records, p_zero, insts_per_miss: ipm, ..Default::default() }).collect();
+    let recs: Vec<Record> = Synth::new(SynthConfig { records, p_zero, insts_per_access: ipm, ..Default::default() }).collect();
     let go = |c: &Config| {
         let t = Instant::now();
         let r = simulate(c, recs.iter().copied().map(Ok), &|| false).unwrap();

@@ -171,3 +171,26 @@ pub fn check_json(json: &str, interrupted: &dyn Fn() -> bool) -> std::result::Re
 pub fn default_config_json() -> String {
     serde_json::to_string(&Config::default()).expect("config serialises")
 }
+
+/// Writes a synthetic miss stream to a veil-trace file with the given line size (the first
+/// `line_size` bytes of each line), so that the trace path can be exercised without a tracer.
+pub fn write_synth_trace(path: &str, line_size: u32, synth: &SynthConfig) -> Result<u64> {
+    let io = |e: veil_trace::TraceError| Error::config(format!("trace: {path}: {e}"));
+    let mut w = veil_trace::TraceWriter::create(path, &veil_trace::synthetic::header(1, line_size)).map_err(io)?;
+    let ls = line_size as usize;
+    let mut n = 0;
+    for r in Synth::new(synth.clone()) {
+        let mut data = [0u8; veil_trace::MAX_LINE];
+        data[..ls].copy_from_slice(&r.data[..ls.min(64)]);
+        let kind = match r.kind {
+            Kind::LoadFill => veil_trace::Kind::LoadFill,
+            Kind::StoreFill => veil_trace::Kind::StoreFill,
+            Kind::Writeback => veil_trace::Kind::Writeback,
+        };
+        w.write(&veil_trace::Record { thread: r.thread, kind, addr: r.addr, insts: r.insts, llc_hits: r.llc_hits as u32, data })
+            .map_err(io)?;
+        n += 1;
+    }
+    w.finish().map_err(io)?;
+    Ok(n)
+}

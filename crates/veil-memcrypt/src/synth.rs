@@ -1,6 +1,6 @@
 //! Synthetic L2 miss streams with controlled value locality, for tests and as a fallback input:
 //! a program touching `footprint_lines` lines through an L2 of `cache_lines` lines (FIFO
-//! replacement), whose words are zero with probability `p_zero`, one of 16 small constants with
+//! replacement; at most half the footprint), so a bigger L2 hits more and misses less, whose words are zero with probability `p_zero`, one of 16 small constants with
 //! `p_small`, and random otherwise. Memory stays consistent: a fill returns what the last
 //! writeback of that line wrote, so decryption can be checked against the trace.
 
@@ -18,7 +18,8 @@ pub struct SynthConfig {
     pub records: u64,
     pub footprint_lines: u64,
     pub cache_lines: usize,
-    pub insts_per_miss: u64,
+    /// Mean instructions between two L2 accesses (the L1 misses); a resident line is an L2 hit.
+    pub insts_per_access: u64,
     pub store_share: f64,
     pub p_zero: f64,
     pub p_small: f64,
@@ -33,7 +34,7 @@ impl Default for SynthConfig {
             records: 100_000,
             footprint_lines: 1 << 16,
             cache_lines: 4096,
-            insts_per_miss: 60,
+            insts_per_access: 30,
             store_share: 0.3,
             p_zero: 0.3,
             p_small: 0.15,
@@ -82,16 +83,11 @@ impl Synth {
         }
     }
 
-    /// A line not in the cache: half the time from the hot eighth of the footprint.
+    /// A line of the footprint: half the time from its hot eighth.
     fn pick(&mut self) -> u64 {
-        loop {
-            let hot = self.rng.gen_bool(0.5);
-            let span = if hot { (self.cfg.footprint_lines / 8).max(1) } else { self.cfg.footprint_lines };
-            let l = self.rng.gen_range(0..span);
-            if !self.resident.contains_key(&l) {
-                return l;
-            }
-        }
+        let hot = self.rng.gen_bool(0.5);
+        let span = if hot { (self.cfg.footprint_lines / 8).max(1) } else { self.cfg.footprint_lines.max(1) };
+        self.rng.gen_range(0..span)
     }
 
     fn line_data(&mut self) -> [u8; 64] {
@@ -116,19 +112,28 @@ impl Iterator for Synth {
             return None;
         }
         // A skewed reuse pattern: half the misses go to the first eighth of the footprint.
-        let next_in_run = self.run.0 + 1;
-        let line = if self.run.1 > 0 && next_in_run < self.cfg.footprint_lines && !self.resident.contains_key(&next_in_run) {
-            self.run = (next_in_run, self.run.1 - 1);
-            next_in_run
-        } else {
-            let l = self.pick();
-            self.run = (l, self.rng.gen_range(0..self.cfg.run_lines.max(1)));
-            l
+        let mut insts = 0;
+        let mut hits = 0;
+        let line = loop {
+            insts += self.rng.gen_range(1..=2 * self.cfg.insts_per_access.max(1));
+            let next_in_run = self.run.0 + 1;
+            let cand = if self.run.1 > 0 && next_in_run < self.cfg.footprint_lines {
+                self.run = (next_in_run, self.run.1 - 1);
+                next_in_run
+            } else {
+                let l = self.pick();
+                self.run = (l, self.rng.gen_range(0..self.cfg.run_lines.max(1)));
+                l
+            };
+            if self.resident.contains_key(&cand) {
+                hits += 1;
+                continue;
+            }
+            break cand;
         };
         let store = self.rng.gen_bool(self.cfg.store_share);
-        let insts = self.rng.gen_range(1..=2 * self.cfg.insts_per_miss.max(1));
         let mut wb = None;
-        if self.cached.len() >= self.cfg.cache_lines {
+        if self.cached.len() >= self.cfg.cache_lines.min(self.cfg.footprint_lines as usize / 2).max(1) {
             let (old, dirty) = self.cached.pop_front().unwrap();
             self.resident.remove(&old);
             if dirty {
@@ -157,7 +162,7 @@ impl Iterator for Synth {
             kind: if store { Kind::StoreFill } else { Kind::LoadFill },
             addr: line * 64,
             insts,
-            llc_hits: insts / 4,
+            llc_hits: hits,
             data,
             ..Default::default()
         };

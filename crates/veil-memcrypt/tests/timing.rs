@@ -4,8 +4,8 @@ use veil_memcrypt::record::{Kind, Record};
 use veil_memcrypt::synth::{Synth, SynthConfig};
 use veil_memcrypt::{simulate, Config, Results};
 
-fn synth(records: u64, p_zero: f64, insts_per_miss: u64) -> SynthConfig {
-    SynthConfig { records, footprint_lines: 1 << 15, cache_lines: 2048, insts_per_miss, p_zero, p_small: 0.2, seed: 4, ..Default::default() }
+fn synth(records: u64, p_zero: f64, insts_per_access: u64) -> SynthConfig {
+    SynthConfig { records, footprint_lines: 1 << 15, cache_lines: 2048, insts_per_access, p_zero, p_small: 0.2, seed: 4, ..Default::default() }
 }
 
 fn run(cfg: &Config, s: &SynthConfig) -> Results {

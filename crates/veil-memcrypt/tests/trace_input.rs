@@ -2,26 +2,12 @@
 //! a trace with the wrong line size is refused with one line naming it.
 
 use veil_memcrypt::input::{check_run, simulate_run, Run};
-use veil_memcrypt::record::Kind;
 use veil_memcrypt::synth::{Synth, SynthConfig};
 use veil_memcrypt::{Config, Error};
-use veil_trace::{synthetic, TraceWriter};
 
 fn write_trace(path: &std::path::Path, line_size: u32) {
-    let mut w = TraceWriter::create(path, &synthetic::header(1, line_size)).unwrap();
     let s = SynthConfig { records: 5000, footprint_lines: 2048, cache_lines: 128, run_lines: 8, ..Default::default() };
-    for r in Synth::new(s) {
-        let mut data = [0u8; veil_trace::MAX_LINE];
-        data[..line_size as usize].copy_from_slice(&r.data[..line_size as usize]);
-        let kind = match r.kind {
-            Kind::LoadFill => veil_trace::Kind::LoadFill,
-            Kind::StoreFill => veil_trace::Kind::StoreFill,
-            Kind::Writeback => veil_trace::Kind::Writeback,
-        };
-        w.write(&veil_trace::Record { thread: 0, kind, addr: r.addr, insts: r.insts, llc_hits: r.llc_hits as u32, data })
-            .unwrap();
-    }
-    w.finish().unwrap();
+    veil_memcrypt::input::write_synth_trace(&path.to_string_lossy(), line_size, &s).unwrap();
 }
 
 #[test]

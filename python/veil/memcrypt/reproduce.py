@@ -6,13 +6,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from veil.core import register_reproducer
+from veil.core import Row, register_reproducer
 from veil.memcrypt.workloads import SYNTHETIC, reproducer_workloads
-
-try:  # the report helper's Row (lands on main separately); plain tuples until then
-    from veil.core import Row
-except ImportError:  # pragma: no cover - depends on what main carries
-    Row = None
 
 NO_SPEC = {"ct_speculation": False, "mac_speculation": False, "reorder": False}
 # name -> (fields, l2 KB)
@@ -56,13 +51,8 @@ SPEEDUPS = {  # label -> (spec variant, base variant)
 MEASURED_TOP8 = {"gzip": 0.12, "bzip2": 0.15, "cc1": 0.38, "python": 0.55}
 
 
-def row(label: str, value: float | None, *, unit: str = "", ref: float | None = None, source: str = "",
-        tol: float | None = None, tol_abs: float | None = None, tol_source: str = "", basis: str = "predicted",
-        verdict: str | None = None, note: str = "", metric: str | None = None):
-    if Row is not None:
-        return Row(label, value, unit=unit, ref=ref, source=source, tol=tol, tol_abs=tol_abs, tol_source=tol_source,
-                   basis=basis, verdict=verdict, note=note, metric=metric)
-    return (label + (f" [{verdict}]" if verdict else ""), ref, value, unit)
+def row(label: str, value: float | None, **kw) -> Row:
+    return Row(label, value, **kw)
 
 
 def _bars(ax, workloads: list[str], series: dict[str, list[float]], ylabel: str) -> None:
@@ -113,7 +103,6 @@ def reproduce(ctx) -> None:
     r5 = []
     for w in workloads:
         v = by[(w, "tdes_spec")]["fv_predictability"]
-        ctx.metric(f"memcrypt/{w}/fv8_predictability", v)
         ref = MEASURED_TOP8.get(w) if real else None
         r5.append(row(f"{w}: predictable 64-bit chunks, 8 values", v, ref=ref,
                       source="static top-8 share measured with a Valgrind value tracer (CI-like machine)" if ref else "",
@@ -134,7 +123,6 @@ def reproduce(ctx) -> None:
     _bars(ax, workloads, {"no re-ordering": nat, "re-ordering": reo}, "frequent chunks predictable (128-bit)")
     share = sum(by[(w, "aes_spec")]["frequent_words_paired_reordered"] for w in workloads) / max(
         sum(by[(w, "aes_spec")]["frequent_words"] for w in workloads), 1)
-    ctx.metric("memcrypt/reorder_predictable_share", share)
     r6 = [row("frequent chunks predictable with re-ordering (all workloads)", share, ref=0.975, tol_abs=0.025,
               source="paper §6.1: over 95%", tol_source="'over 95%' read as 95-100%",
               metric="memcrypt/reorder_predictable_share"),
@@ -157,7 +145,6 @@ def reproduce(ctx) -> None:
     r7 = []
     for w in workloads:
         for k in ("aes_direct_256k", "tdes_direct_256k", "aes_direct_1m"):
-            ctx.metric(f"memcrypt/{w}/speedup_{k}", sp(w, k))
             r7.append(row(f"{w}: speedup {k.replace('_', ' ')}", sp(w, k), unit="x-1",
                           metric=f"memcrypt/{w}/speedup_{k}"))
     stall = {w: 1 - by[(w, "plain")]["ipc"] / 2.0 for w in workloads}
@@ -187,7 +174,6 @@ def reproduce(ctx) -> None:
           "IPC speedup")
     r8 = []
     for w in workloads:
-        ctx.metric(f"memcrypt/{w}/speedup_mac_counter_256k", sp(w, "mac_counter_256k"))
         r8.append(row(f"{w}: speedup MAC speculation, counter mode, 256 KB", sp(w, "mac_counter_256k"),
                       metric=f"memcrypt/{w}/speedup_mac_counter_256k"))
     r8.append(row("counter mode: MAC speculation gains, ciphertext speculation little",
@@ -205,7 +191,6 @@ def reproduce(ctx) -> None:
                           "1:6": [sp(w, "aes_direct_1to6") for w in workloads]}, "IPC speedup (AES)")
     m4, m6 = mean("aes_direct_1to4"), mean("aes_direct_1to6")
     ratio = m6 / m4 if m4 > 0 else float("nan")
-    ctx.metric("memcrypt/mean_speedup_ratio_1to6_over_1to4", ratio)
     r9 = [row("mean speedup 1:4 (AES)", m4, ref=0.075, tol_abs=0.05, source="paper §6.3: about 7.5%",
               tol_source="different workloads; paper mean over its subset"),
           row("mean speedup 1:6 (AES)", m6, ref=0.09, tol_abs=0.05, source="paper §6.3: close to 9%",
@@ -240,7 +225,6 @@ def _security(ctx, workloads: list[str]) -> None:
     res = ctx.run_many("memcrypt.check", {}, rows)
     false_hits = sum(r["false_hits"] for r in res)
     bad = sum(r["wrong_plaintext"] + r["integrity_failures"] for r in res)
-    ctx.metric("memcrypt/false_hits", false_hits)
     grid = [[r0["workload"], r0.get("mode", "direct"), r0["cipher"], r["fetches"], r["ct_hits"], r["mac_hits"],
              r["false_hits"], r["wrong_plaintext"], r["integrity_failures"]] for r0, r in zip(rows, res)]
     ctx.grid("Functional model over the traces: real encryption, MACs and speculation on every fetched line",

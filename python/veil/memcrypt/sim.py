@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from veil import _native
-from veil.core import ComponentName, ConfigError, ExperimentConfig, register_component, register_experiment
+from veil.core import (ComponentName, ConfigError, ExperimentConfig, InputFile, register_component,
+                       register_experiment)
 from veil.memcrypt.workloads import known_workloads, trace_input
 
 MODES = {
@@ -38,11 +39,13 @@ for _n, _d in POLICIES.items():
     register_component("memcrypt.policy", _n, doc=_d)
 
 # Fields that are not part of the native machine configuration.
-_RUN_FIELDS = {"workload", "l2_kb", "max_records", "seed"}
+_RUN_FIELDS = {"workload", "trace", "l2_kb", "max_records", "seed"}
 
 
 class MachineConfig(ExperimentConfig):
     workload: str = Field("synthetic-pointer", description="trace-suite workload (SPEC-like) or synthetic-* stream")
+    trace: InputFile = Field("", description="a veil-trace file (64-byte lines) to run instead of the workload "
+                                             "(relative to the config file's folder)")
     l2_kb: Literal[256, 1024] = Field(256, description="L2 size, KB (Table 2: 256 KB or 1 MB, 4-way, 64 B lines)")
     max_records: int = Field(2_000_000, ge=1, le=10**10, description="trace records to simulate (from the start)")
     encryption: bool = Field(True, description="false: the unprotected machine (no decryption or MAC at all)")
@@ -88,7 +91,7 @@ class MachineConfig(ExperimentConfig):
             raise ValueError("cipher: counter mode takes its pads from AES-CTR; 'tdes' cannot be used with mode 'counter'")
         if self.line_bytes != 64:
             raise ValueError(f"line_bytes: the model encrypts 64-byte lines (Table 2), got {self.line_bytes}")
-        if self.workload not in known_workloads():
+        if not self.trace and self.workload not in known_workloads():
             raise ValueError(f"workload: unknown workload '{self.workload}' (known: {', '.join(known_workloads())})")
         return self
 
@@ -100,7 +103,10 @@ def native_run(cfg: MachineConfig) -> dict[str, Any]:
         machine["l2_latency"] = 4.0 if cfg.l2_kb == 256 else 8.0
     machine["seed"] = cfg.seed
     run = {"config": machine, "max_records": cfg.max_records}
-    run.update(trace_input(cfg.workload, cfg.l2_kb, cfg.max_records, cfg.seed))
+    if cfg.trace:
+        run["trace"] = str(cfg.trace)
+    else:
+        run.update(trace_input(cfg.workload, cfg.l2_kb, cfg.max_records, cfg.seed))
     return run
 
 

@@ -17,13 +17,13 @@ from veil.core import ConfigError
 # the generator's cache capacity, so a bigger L2 misses less.
 SYNTHETIC: dict[str, tuple[str, dict[str, Any]]] = {
     "synthetic-stream": ("sequential sweeps over 8 MB, half the words zero (array code)",
-                         {"footprint_lines": 1 << 17, "insts_per_miss": 30, "p_zero": 0.5, "p_small": 0.2,
+                         {"footprint_lines": 1 << 17, "insts_per_access": 30, "p_zero": 0.5, "p_small": 0.2,
                           "run_lines": 64, "store_share": 0.3}),
     "synthetic-pointer": ("random lines over 4 MB, a quarter of the words zero (pointer chasing)",
-                          {"footprint_lines": 1 << 16, "insts_per_miss": 40, "p_zero": 0.25, "p_small": 0.15,
+                          {"footprint_lines": 1 << 16, "insts_per_access": 40, "p_zero": 0.25, "p_small": 0.15,
                            "run_lines": 2, "store_share": 0.2}),
     "synthetic-compute": ("few misses over 1.5 MB, little value locality (compute bound)",
-                          {"footprint_lines": 24576, "insts_per_miss": 600, "p_zero": 0.15, "p_small": 0.05,
+                          {"footprint_lines": 24576, "insts_per_access": 600, "p_zero": 0.15, "p_small": 0.05,
                            "run_lines": 8, "store_share": 0.3}),
 }
 
