@@ -194,3 +194,22 @@ pub fn write_synth_trace(path: &str, line_size: u32, synth: &SynthConfig) -> Res
     w.finish().map_err(io)?;
     Ok(n)
 }
+
+/// Speed of the model alone: reads the input into memory, then times the timing model over it.
+/// Returns (records, seconds to read and decode, seconds of the model).
+pub fn time_model(run: &Run) -> Result<(u64, f64, f64)> {
+    let t = std::time::Instant::now();
+    let mut recs = Vec::new();
+    for_each(run, &|| false, |r| {
+        recs.push(*r);
+        Ok(())
+    })?;
+    let read = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    let mut sim = Sim::new(&run.config)?;
+    for r in &recs {
+        sim.step(r);
+    }
+    std::hint::black_box(sim.finish());
+    Ok((recs.len() as u64, read, t.elapsed().as_secs_f64()))
+}

@@ -81,23 +81,42 @@ pub fn restore(r: &[u64; 8], bm: u8) -> [u64; 8] {
 /// popcount(bm)/2 chunks are speculated, and in the original order otherwise.
 #[inline]
 pub fn predicted(chunk_bytes: usize, reorders: bool, w: &[u64; 8], bm: u8, frequent: impl Fn(u64) -> bool) -> [bool; 8] {
+    let m = predicted_mask(chunk_bytes, reorders, bitmap(w, frequent), bm);
     let mut p = [false; 8];
+    for (j, x) in p.iter_mut().enumerate() {
+        *x = m >> j & 1 == 1;
+    }
+    p
+}
+
+/// [`predicted`] on bitmasks: `freq` has bit i set when word i is in the FVT; bit j of the
+/// result is set when chunk j can be matched.
+#[inline]
+pub fn predicted_mask(chunk_bytes: usize, reorders: bool, freq: u8, bm: u8) -> u8 {
     if chunk_bytes == 8 {
-        for i in 0..8 {
-            p[i] = frequent(w[i]);
-        }
-    } else if reorders {
-        let lay = reorder(w, bm);
-        let pairs = (bm.count_ones() / 2) as usize;
-        for j in 0..pairs {
-            p[j] = frequent(lay[2 * j]) && frequent(lay[2 * j + 1]);
+        return freq;
+    }
+    let mut out = 0u8;
+    if reorders {
+        // The first popcount(bm)/2 chunks of the re-ordered line hold bm's words in order.
+        let mut rest = bm;
+        for j in 0..(bm.count_ones() / 2) {
+            let a = rest.trailing_zeros();
+            rest &= rest - 1;
+            let b = rest.trailing_zeros();
+            rest &= rest - 1;
+            if freq >> a & 1 == 1 && freq >> b & 1 == 1 {
+                out |= 1 << j;
+            }
         }
     } else {
         for j in 0..4 {
-            p[j] = frequent(w[2 * j]) && frequent(w[2 * j + 1]);
+            if freq >> (2 * j) & 3 == 3 {
+                out |= 1 << j;
+            }
         }
     }
-    p
+    out
 }
 
 #[cfg(test)]

@@ -155,7 +155,9 @@ pub struct Sim {
     dram: Dram,
     eng: Engines,
     bitmaps: BitmapCache,
-    line_bm: LineMap<u8>,
+    /// Per page: the stored bitmaps of its 64 lines and which of them were set.
+    line_bm: LineMap<([u8; 64], u64)>,
+    track_bm: bool,
     // core state
     t: f64,
     q: u64,
@@ -197,6 +199,7 @@ impl Sim {
             eng: Engines::new(lat_ns * cfg.freq_ghz, stages, cfg.engines, cfg.demand_priority),
             bitmaps: BitmapCache::new(cfg.bitmap_cache_entries, cfg.bitmap_cache_ways),
             line_bm: LineMap::default(),
+            track_bm: cfg.encryption && scheme.chunk_bytes() == 16,
             t: 0.0,
             q: 0,
             window: Default::default(),
@@ -204,6 +207,21 @@ impl Sim {
             mem_sum: 0.0,
             crypto_sum: 0.0,
         })
+    }
+
+    #[inline]
+    fn bitmap_of(&self, line: u64) -> Option<u8> {
+        let (bms, set) = self.line_bm.get(&(line / LINES_PER_BITMAP))?;
+        let i = (line % LINES_PER_BITMAP) as usize;
+        (set >> i & 1 == 1).then_some(bms[i])
+    }
+
+    #[inline]
+    fn set_bitmap(&mut self, line: u64, bm: u8) {
+        let e = self.line_bm.entry(line / LINES_PER_BITMAP).or_insert(([0; 64], 0));
+        let i = (line % LINES_PER_BITMAP) as usize;
+        e.0[i] = bm;
+        e.1 |= 1 << i;
     }
 
     /// Dispatches up to `n` more instructions, stalling behind full ROB windows.
@@ -261,30 +279,29 @@ impl Sim {
         let nf = self.fvt.capacity().min(self.fvt.values().len()) as u64;
 
         // Which words and chunks the FVT can predict (before training on this line).
-        let mut freq = [false; 8];
-        for i in 0..8 {
-            freq[i] = self.fvt.contains(w[i]);
+        let mut freq = 0u8;
+        for (i, &x) in w.iter().enumerate() {
+            freq |= (self.fvt.contains(x) as u8) << i;
         }
-        let nfreq = freq.iter().filter(|&&f| f).count() as u64;
         self.r.fetched_words += 8;
-        self.r.frequent_words += nfreq;
-        for j in 0..4 {
-            if freq[2 * j] && freq[2 * j + 1] {
-                self.r.frequent_words_paired_natural += 2;
-            }
+        self.r.frequent_words += freq.count_ones() as u64;
+        self.r.frequent_words_paired_natural += 2 * layout::predicted_mask(16, false, freq, 0).count_ones() as u64;
+        // The stored bitmap; a line never written back during the trace was laid down by the
+        // loader with the FVT of now (see docs/memcrypt.md).
+        let stored_bm = if self.track_bm { self.bitmap_of(line).unwrap_or(freq) } else { 0 };
+        if self.track_bm {
+            self.set_bitmap(line, stored_bm);
+            self.r.frequent_words_paired_reordered +=
+                2 * layout::predicted_mask(16, true, freq, stored_bm).count_ones() as u64;
         }
-        let stored_bm = if reorders || cb == 16 {
-            *self.line_bm.entry(line).or_insert_with(|| layout::bitmap(w, |v| self.fvt.contains(v)))
-        } else {
-            0
-        };
         let pairs = (stored_bm.count_ones() / 2) as usize;
-        let fvt = &self.fvt;
-        let reordered = layout::predicted(16, true, w, stored_bm, |v| fvt.contains(v));
-        self.r.frequent_words_paired_reordered += 2 * reordered.iter().filter(|&&p| p).count() as u64;
-        let pred = layout::predicted(cb, reorders, w, stored_bm, |v| fvt.contains(v));
+        let pm = layout::predicted_mask(cb, reorders, freq, stored_bm);
+        let mut pred = [false; 8];
+        for (j, p) in pred.iter_mut().enumerate() {
+            *p = pm >> j & 1 == 1;
+        }
         self.r.chunks += n as u64;
-        self.r.chunks_predicted += pred.iter().filter(|&&p| p).count() as u64;
+        self.r.chunks_predicted += pm.count_ones() as u64;
         for &x in w {
             self.fvt.observe(x);
         }
@@ -393,12 +410,12 @@ impl Sim {
             Mode::Counter => 4 + n,
         };
         self.eng.speculative(t, ops);
-        if self.scheme.reorders() {
+        if self.track_bm {
             let bm = layout::bitmap(w, |v| self.fvt.contains(v));
-            self.line_bm.insert(line, bm);
-            self.bitmap_access(t, line, true);
-        } else if self.scheme.chunk_bytes() == 16 {
-            self.line_bm.insert(line, layout::bitmap(w, |v| self.fvt.contains(v)));
+            self.set_bitmap(line, bm);
+            if self.scheme.reorders() {
+                self.bitmap_access(t, line, true);
+            }
         }
     }
 

@@ -40,6 +40,13 @@ fn write_synth_trace(py: Python<'_>, path: &str, line_size: u32, synth: &str) ->
     py.allow_threads(move || input::write_synth_trace(&p, line_size, &s)).map_err(err)
 }
 
+/// Benchmark: (records, seconds reading the input, seconds of the timing model alone).
+#[pyfunction]
+fn time_model(py: Python<'_>, run: &str) -> PyResult<(u64, f64, f64)> {
+    let r: input::Run = serde_json::from_str(run).map_err(|e| PyValueError::new_err(format!("config: {e}")))?;
+    py.allow_threads(move || input::time_model(&r)).map_err(err)
+}
+
 /// The default machine configuration as JSON.
 #[pyfunction]
 fn defaults() -> String {
@@ -52,6 +59,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, &m)?)?;
     m.add_function(wrap_pyfunction!(defaults, &m)?)?;
     m.add_function(wrap_pyfunction!(write_synth_trace, &m)?)?;
+    m.add_function(wrap_pyfunction!(time_model, &m)?)?;
     parent.add_submodule(&m)?;
     Ok(())
 }
