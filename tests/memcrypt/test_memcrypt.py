@@ -65,9 +65,14 @@ def test_functional_check_has_no_false_hits():
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_config_files_validate(path):
     from veil.core.config import load_config
+    from veil.core.sweep import load_spec
 
-    exp, cfg = load_config(path)
-    assert exp == "memcrypt.run" and isinstance(cfg, MachineConfig)
+    if "[grid]" in path.read_text():
+        spec = load_spec(path)
+        assert spec.experiment == "memcrypt.run" and len(spec.configs) >= 4
+    else:
+        exp, cfg = load_config(path)
+        assert exp in ("memcrypt.run", "memcrypt.check") and isinstance(cfg, MachineConfig)
 
 
 @pytest.mark.parametrize("override, needle", [

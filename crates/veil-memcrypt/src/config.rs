@@ -74,14 +74,15 @@ pub struct Config {
     pub tdes_stages: u32,
     /// Replicated pipelined engines, shared by demand, MAC and speculative work.
     pub engines: u32,
-    /// Demand (decryption, MAC check) operations go ahead of queued speculation.
-    pub demand_priority: bool,
     /// CAM compare of a speculated ciphertext or MAC, cycles.
     pub compare_cycles: f64,
     /// Bitmap cache entries (one 64-byte bitmap line = one 4 KB page each; 128 = 8 KB, §3.2.2).
     pub bitmap_cache_entries: usize,
     /// Bitmap cache ways.
     pub bitmap_cache_ways: usize,
+    /// Beyond the paper: each line's bitmap travels with its MACs (pad-encrypted), so no bitmap
+    /// line is fetched, but speculation cannot know the pairs before the line arrives.
+    pub bitmap_inline: bool,
     /// Key seed for the functional model.
     pub seed: u64,
 }
@@ -119,10 +120,10 @@ impl Default for Config {
             tdes_latency_ns: 96.0,
             tdes_stages: 48,
             engines: 4,
-            demand_priority: true,
             compare_cycles: 1.0,
             bitmap_cache_entries: 128,
             bitmap_cache_ways: 4,
+            bitmap_inline: false,
             seed: 1,
         }
     }

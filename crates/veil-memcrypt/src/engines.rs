@@ -1,96 +1,116 @@
 //! The crypto engines: `engines` identical pipelines, each accepting one block operation per
-//! stage time (latency / stages) and finishing it `latency` later. Demand work (offsets or
-//! pads, decryption, MAC checks) and speculative work (candidate encryptions and MACs,
-//! writeback encryption) share them. The pool is a booking timeline: a request for n
-//! operations at time t takes the next n issue slots (one every latency / stages / engines)
-//! from t on. With `demand_priority`, demand requests take slots ahead of queued speculation,
-//! pushing the speculation booked after that point back by the slots they take (speculation
-//! already accounted to earlier misses is not revisited); without it, one FIFO queue serves
-//! both classes. Either way a miss's candidate encryptions delay the candidates of the misses
-//! behind it, which is why a larger FVT can make a burst of misses slower (paper §6.4).
+//! stage time (latency / stages) and finishing it `latency` later, so the pool as a whole has
+//! one issue slot every latency / stages / engines cycles. Demand work (offsets or pads,
+//! decryption, MAC checks), speculative work (candidate encryptions and MACs) and writeback
+//! encryption all take slots from one calendar: a request for n operations ready at t takes the
+//! first n free slots from t on, wherever earlier requests left gaps (a request may be booked for
+//! the future, e.g. a line's decryption when it will have arrived). Requests are served in the
+//! order they are made; the timing model makes a miss's demand requests before its speculation,
+//! and cancels speculation that could only finish after the demand path (it books only slots
+//! before a deadline). A miss's candidates still occupy slots the misses behind it want, which is
+//! why a larger FVT can make a burst of misses slower (paper §6.4).
+
+/// Slots remembered ahead of the oldest one still bookable (a power of two, in u64 words × 64).
+const HORIZON_WORDS: usize = 1 << 14;
+const HORIZON: u64 = (HORIZON_WORDS * 64) as u64;
 
 #[derive(Clone, Debug)]
 pub struct Engines {
-    /// Core cycles between issues across the pool.
+    /// Core cycles between issue slots of the pool.
     pub iv: f64,
     /// Core cycles from issue to result.
     pub lat: f64,
-    dem_free: f64,
-    spec_free: f64,
-    priority: bool,
+    /// Occupied slots, a ring over [base, base + HORIZON).
+    busy: Vec<u64>,
+    base: u64,
     pub demand_ops: u64,
     pub spec_ops: u64,
 }
 
 impl Engines {
-    pub fn new(latency_cycles: f64, stages: u32, engines: u32, priority: bool) -> Self {
+    pub fn new(latency_cycles: f64, stages: u32, engines: u32) -> Self {
         Engines {
             iv: latency_cycles / stages as f64 / engines as f64,
             lat: latency_cycles,
-            dem_free: 0.0,
-            spec_free: 0.0,
-            priority,
+            busy: vec![0; HORIZON_WORDS],
+            base: 0,
             demand_ops: 0,
             spec_ops: 0,
         }
     }
 
-    /// Books `n` demand operations ready at `t`; returns the first one's issue time (op k
-    /// issues at start + k·iv and completes `lat` later).
+    /// The first slot an operation ready at `t` can take.
+    #[inline]
+    pub fn slot(&self, t: f64) -> u64 {
+        (t / self.iv).ceil().max(0.0) as u64
+    }
+
+    /// Issue time of slot `s`.
+    #[inline]
+    pub fn time(&self, s: u64) -> f64 {
+        s as f64 * self.iv
+    }
+
+    /// Moves the window so that slot `s` fits, forgetting the oldest slots.
+    fn reach(&mut self, s: u64) {
+        if s < self.base + HORIZON {
+            return;
+        }
+        let new_base = (s - HORIZON / 2) & !63;
+        let mut w = self.base;
+        while w < new_base.min(self.base + HORIZON) {
+            self.busy[((w / 64) as usize) & (HORIZON_WORDS - 1)] = 0;
+            w += 64;
+        }
+        self.base = new_base;
+    }
+
+    /// Books up to `n` operations ready at `t` into free slots before slot `limit` (exclusive);
+    /// calls `f(k, slot)` for the k-th booked one, in slot order; returns how many were booked.
+    pub fn book(&mut self, t: f64, n: u64, limit: u64, mut f: impl FnMut(u64, u64)) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        if self.iv <= 0.0 {
+            // Zero latency: unlimited throughput, every operation issues at once.
+            let s = 0;
+            for k in 0..n {
+                f(k, s);
+            }
+            return n;
+        }
+        let mut s = self.slot(t).max(self.base);
+        let mut k = 0;
+        while k < n && s < limit {
+            self.reach(s);
+            let wi = ((s / 64) as usize) & (HORIZON_WORDS - 1);
+            let mut free = !self.busy[wi] & (u64::MAX << (s % 64));
+            while free != 0 && k < n {
+                let b = free.trailing_zeros() as u64;
+                let slot = (s & !63) + b;
+                if slot >= limit {
+                    return k;
+                }
+                self.busy[wi] |= 1 << b;
+                free &= free - 1;
+                f(k, slot);
+                k += 1;
+            }
+            s = (s & !63) + 64;
+        }
+        k
+    }
+
+    /// Books `n` demand operations ready at `t`; returns the completion time of the last.
     #[inline]
     pub fn demand(&mut self, t: f64, n: u64) -> f64 {
         self.demand_ops += n;
-        let span = n as f64 * self.iv;
-        if self.priority {
-            let s = t.max(self.dem_free);
-            self.dem_free = s + span;
-            if self.spec_free > s {
-                self.spec_free += span;
-            }
-            s
-        } else {
-            let s = t.max(self.dem_free);
-            self.dem_free = s + span;
-            s
+        let mut last = 0;
+        self.book(t, n, u64::MAX, |_, s| last = s);
+        if self.iv <= 0.0 {
+            return t + self.lat;
         }
-    }
-
-    /// Where speculation ready at `t` would start (book it with [`Self::spec_commit`]).
-    #[inline]
-    pub fn spec_start(&self, t: f64) -> f64 {
-        if self.priority {
-            t.max(self.spec_free)
-        } else {
-            t.max(self.dem_free)
-        }
-    }
-
-    /// Books `n` speculative operations from `s` (a [`Self::spec_start`] result).
-    #[inline]
-    pub fn spec_commit(&mut self, s: f64, n: u64) {
-        self.spec_ops += n;
-        let end = s + n as f64 * self.iv;
-        if self.priority {
-            self.spec_free = end;
-        } else {
-            self.dem_free = end;
-        }
-    }
-
-    /// Books `n` speculative (or background) operations ready at `t`.
-    #[inline]
-    pub fn speculative(&mut self, t: f64, n: u64) -> f64 {
-        self.spec_ops += n;
-        let span = n as f64 * self.iv;
-        if self.priority {
-            let s = t.max(self.spec_free).max(self.dem_free);
-            self.spec_free = s + span;
-            s
-        } else {
-            let s = t.max(self.dem_free);
-            self.dem_free = s + span;
-            s
-        }
+        self.time(last) + self.lat
     }
 }
 
@@ -99,16 +119,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pipelined_pool_issues_one_op_per_slot() {
-        // 48-stage TDES at 96 cycles: one op per 2 cycles per engine; 2 engines: one per cycle.
-        let mut e = Engines::new(96.0, 48, 2, true);
+    fn pipelined_pool_issues_one_op_per_slot_and_fills_gaps() {
+        // 48-stage TDES at 96 cycles on 2 engines: one slot per cycle.
+        let mut e = Engines::new(96.0, 48, 2);
         assert_eq!(e.iv, 1.0);
-        assert_eq!(e.speculative(10.0, 64), 10.0);
-        // Demand at 20 goes first and pushes the rest of the speculation back by 8 slots.
-        assert_eq!(e.demand(20.0, 8), 20.0);
-        assert_eq!(e.speculative(0.0, 1), 10.0 + 64.0 + 8.0);
-        let mut fifo = Engines::new(96.0, 48, 2, false);
-        fifo.speculative(10.0, 64);
-        assert_eq!(fifo.demand(20.0, 8), 74.0, "without priority demand waits behind speculation");
+        // Decryption booked for when its line arrives (t = 300) ...
+        assert_eq!(e.demand(300.0, 8), 307.0 + 96.0);
+        // ... leaves the slots before it to a miss issued now.
+        assert_eq!(e.demand(10.0, 1), 10.0 + 96.0);
+        // Speculation from 295 takes 295..299, skips the booked 300..307, goes on at 308.
+        let mut slots = Vec::new();
+        let n = e.book(295.0, 8, u64::MAX, |_, s| slots.push(s));
+        assert_eq!(n, 8);
+        assert_eq!(slots, vec![295, 296, 297, 298, 299, 308, 309, 310]);
+        // A deadline cuts a request short.
+        assert_eq!(e.book(311.0, 10, 315, |_, _| {}), 4);
+        // Far in the future the window moves on and old slots are forgotten.
+        assert_eq!(e.demand(1e9, 1), 1e9 + 96.0);
+        assert_eq!(e.demand(1e9, 1), 1e9 + 1.0 + 96.0);
     }
 }

@@ -158,6 +158,7 @@ pub struct Sim {
     /// Per page: the stored bitmaps of its 64 lines and which of them were set.
     line_bm: LineMap<([u8; 64], u64)>,
     track_bm: bool,
+    bitmap_inline: bool,
     // core state
     t: f64,
     q: u64,
@@ -196,10 +197,11 @@ impl Sim {
                 cfg.t_rcd,
                 cfg.t_rp,
             ),
-            eng: Engines::new(lat_ns * cfg.freq_ghz, stages, cfg.engines, cfg.demand_priority),
+            eng: Engines::new(lat_ns * cfg.freq_ghz, stages, cfg.engines),
             bitmaps: BitmapCache::new(cfg.bitmap_cache_entries, cfg.bitmap_cache_ways),
             line_bm: LineMap::default(),
             track_bm: cfg.encryption && scheme.chunk_bytes() == 16,
+            bitmap_inline: cfg.bitmap_inline,
             t: 0.0,
             q: 0,
             window: Default::default(),
@@ -255,7 +257,8 @@ impl Sim {
         let (hit, victim) = self.bitmaps.access(page, write);
         if let Some(v) = victim {
             self.dram.access(t, BITMAP_REGION + v);
-            self.eng.speculative(t, 2 * self.scheme.chunks() as u64 + 1);
+            self.eng.spec_ops += 2 * self.scheme.chunks() as u64 + 1;
+            self.eng.book(t, 2 * self.scheme.chunks() as u64 + 1, u64::MAX, |_, _| {});
         }
         if hit {
             self.r.bitmap_hits += 1;
@@ -265,8 +268,9 @@ impl Sim {
         let arrive = self.dram.access(t, BITMAP_REGION + page);
         // Decrypt, then authenticate, the one chunk holding this line's bitmap (its offsets or
         // pad were computed while it was fetched).
-        let s = self.eng.demand(arrive, 2);
-        s + self.eng.iv + 2.0 * self.eng.lat
+        // Decryption, then the MAC of the decrypted chunk.
+        self.eng.demand(arrive, 1);
+        self.eng.demand(arrive + self.eng.lat, 1)
     }
 
     /// A fill of `line` requested at `t`: returns when its data arrives and when it is usable.
@@ -313,42 +317,47 @@ impl Sim {
         let lat = self.eng.lat;
         let mut ready = t_data;
         let mut bm_cached = true;
-        if reorders {
+        if reorders && self.bitmap_inline {
+            // The bitmap travels with the line's MACs, encrypted with a pad computed at miss
+            // issue: known when the line arrives, not before (speculation covers every chunk).
+            self.eng.demand(t_miss, 1);
+            bm_cached = false;
+        } else if reorders {
             let t_bm = self.bitmap_access(t_miss, line, false);
             bm_cached = t_bm <= t_miss;
             ready = ready.max(t_bm);
         }
         // Offsets (direct) or pads (counter) from on-chip nonces/counters.
         let t_key = match self.scheme.mode {
-            Mode::Direct => self.eng.demand(t_miss, 1) + lat,
-            Mode::Counter if self.pad_precompute => self.eng.demand(t_miss, 4) + 3.0 * iv + lat,
-            Mode::Counter => self.eng.demand(t_data, 4) + 3.0 * iv + lat,
+            Mode::Direct => self.eng.demand(t_miss, 1),
+            Mode::Counter if self.pad_precompute => self.eng.demand(t_miss, 4),
+            Mode::Counter => self.eng.demand(t_data, 4),
         };
 
         // Demand path, always run: decryption (direct: a cipher pass; counter: the pad XOR),
         // then the MAC of the decrypted chunk (MACs cover the plaintext, as OCB's tag does), once
-        // the line is in. Booked first: demand operations take engine slots ahead of speculation.
-        let (dem_s, dec_ops) = match self.scheme.mode {
-            Mode::Direct => (self.eng.demand(t_data, 2 * n as u64), n as u64),
-            Mode::Counter => (self.eng.demand(t_data, n as u64), 0),
-        };
+        // the line is in. Booked before the speculation of this miss.
         let mut dem_dec = [0.0f64; 8];
         let mut dem_mac = [0.0f64; 8];
         let mut dem_ready = t_data;
+        if self.scheme.mode == Mode::Direct {
+            self.eng.demand_ops += n as u64;
+            let eng = &mut self.eng;
+            let (iv_, lat_) = (eng.iv, eng.lat);
+            eng.book(t_data, n as u64, u64::MAX, |k, s| dem_dec[k as usize] = if iv_ > 0.0 { s as f64 * iv_ } else { t_data } + lat_);
+        } else {
+            dem_dec[..n].fill(t_data.max(t_key));
+        }
         for j in 0..n {
-            dem_dec[j] = match self.scheme.mode {
-                Mode::Direct => dem_s + j as f64 * iv + lat,
-                Mode::Counter => t_data.max(t_key),
-            };
-            dem_mac[j] = (dem_s + (dec_ops + j as u64) as f64 * iv).max(dem_dec[j]) + lat;
+            dem_mac[j] = self.eng.demand(dem_dec[j], 1);
             dem_ready = dem_ready.max(if self.secure { dem_mac[j] } else { dem_dec[j] });
         }
 
         // Speculation: per position the candidate ciphertexts (direct mode; counter mode XORs
         // candidates with the pad for free) and, with MAC speculation, the candidates' MACs
-        // (computed from the candidate plaintexts, in parallel). Operations that could only
-        // finish after the demand path has made the line usable are cancelled (they would be
-        // useless), so they hold no engine slots.
+        // (computed from the candidate plaintexts, in parallel). Only slots from which an
+        // operation would finish before the demand path has made the line usable are taken:
+        // later ones would be useless, so that speculation is cancelled.
         let (positions, cands) = match (cb, reorders) {
             (8, _) => (n, nf),
             (_, true) => (if bm_cached { pairs } else { n }, nf * nf),
@@ -361,18 +370,29 @@ impl Sim {
             let mac_ops = if self.mac_spec { cands } else { 0 };
             let per_pos = ct_ops + mac_ops;
             let want = positions as u64 * per_pos;
-            let s = self.eng.spec_start(if ct_ops > 0 { t_key } else { t_miss });
-            let useful = if iv > 0.0 { ((dem_ready - lat - s) / iv).ceil().max(0.0) as u64 } else { want };
-            let issued = want.min(useful);
-            self.eng.spec_commit(s, issued);
+            let from = if ct_ops > 0 { t_key } else { t_miss };
+            let deadline = if iv > 0.0 { ((dem_ready - lat) / iv).floor().max(0.0) as u64 } else { u64::MAX };
+            // Last issue slot of each position's ciphertexts and MACs (the k-th operation of
+            // position j is a ciphertext if k % per_pos < ct_ops).
+            let mut ct_last = [0u64; 8];
+            let mut mac_last = [0u64; 8];
+            let issued = self.eng.book(from, want, deadline, |k, s| {
+                let j = (k / per_pos) as usize;
+                if k % per_pos < ct_ops {
+                    ct_last[j] = s;
+                } else {
+                    mac_last[j] = s;
+                }
+            });
+            self.eng.spec_ops += issued;
+            let at = |s: u64| if iv > 0.0 { s as f64 * iv + lat } else { from + lat };
             for j in 0..positions {
-                let first = j as u64 * per_pos;
-                if first + per_pos > issued {
+                if (j as u64 + 1) * per_pos > issued {
                     break;
                 }
-                ct_done[j] = if ct_ops > 0 { s + (first + ct_ops - 1) as f64 * iv + lat } else { t_key };
+                ct_done[j] = if ct_ops > 0 { at(ct_last[j]) } else { t_key };
                 if mac_ops > 0 {
-                    mac_done[j] = s + (first + per_pos - 1) as f64 * iv + lat;
+                    mac_done[j] = at(mac_last[j]);
                 }
             }
         }
@@ -409,11 +429,12 @@ impl Sim {
             Mode::Direct => 1 + 2 * n,
             Mode::Counter => 4 + n,
         };
-        self.eng.speculative(t, ops);
+        self.eng.spec_ops += ops;
+        self.eng.book(t, ops, u64::MAX, |_, _| {});
         if self.track_bm {
             let bm = layout::bitmap(w, |v| self.fvt.contains(v));
             self.set_bitmap(line, bm);
-            if self.scheme.reorders() {
+            if self.scheme.reorders() && !self.bitmap_inline {
                 self.bitmap_access(t, line, true);
             }
         }

@@ -78,10 +78,11 @@ class MachineConfig(ExperimentConfig):
     tdes_latency_ns: float = Field(96.0, ge=0, description="TDES latency, ns (Table 2: 96)")
     tdes_stages: int = Field(48, ge=1, le=10_000, description="TDES pipeline stages (Table 2: 48)")
     engines: int = Field(4, ge=1, le=1024, description="replicated pipelined crypto engines (shared by all work)")
-    demand_priority: bool = Field(True, description="demand decryption/MAC work goes ahead of queued speculation")
     compare_cycles: float = Field(1.0, ge=0, description="CAM compare of a speculated ciphertext or MAC, cycles")
     bitmap_cache_entries: int = Field(128, ge=1, le=1 << 20, description="bitmap cache entries (one 4 KB page each; 128 = 8 KB, §3.2.2)")
     bitmap_cache_ways: int = Field(4, ge=1, le=1 << 10, description="bitmap cache ways")
+    bitmap_inline: bool = Field(False, description="beyond the paper: bitmaps travel with each line's MACs instead "
+                                                   "of bitmap lines and a bitmap cache")
 
     @model_validator(mode="after")
     def _fit(self):
