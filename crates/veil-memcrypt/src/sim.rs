@@ -268,7 +268,6 @@ impl Sim {
         let arrive = self.dram.access(t, BITMAP_REGION + page);
         // Decrypt, then authenticate, the one chunk holding this line's bitmap (its offsets or
         // pad were computed while it was fetched).
-        // Decryption, then the MAC of the decrypted chunk.
         self.eng.demand(arrive, 1);
         self.eng.demand(arrive + self.eng.lat, 1)
     }
