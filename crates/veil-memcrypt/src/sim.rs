@@ -258,7 +258,7 @@ impl Sim {
         if let Some(v) = victim {
             self.dram.access(t, BITMAP_REGION + v);
             self.eng.spec_ops += 2 * self.scheme.chunks() as u64 + 1;
-            self.eng.book(t, 2 * self.scheme.chunks() as u64 + 1, u64::MAX, |_, _| {});
+            self.eng.book(t, 2 * self.scheme.chunks() as u64 + 1, u64::MAX, &[], &mut []);
         }
         if hit {
             self.r.bitmap_hits += 1;
@@ -341,9 +341,11 @@ impl Sim {
         let mut dem_ready = t_data;
         if self.scheme.mode == Mode::Direct {
             self.eng.demand_ops += n as u64;
-            let eng = &mut self.eng;
-            let (iv_, lat_) = (eng.iv, eng.lat);
-            eng.book(t_data, n as u64, u64::MAX, |k, s| dem_dec[k as usize] = if iv_ > 0.0 { s as f64 * iv_ } else { t_data } + lat_);
+            let mut slots = [0u64; 8];
+            self.eng.book(t_data, n as u64, u64::MAX, &[0, 1, 2, 3, 4, 5, 6, 7][..n], &mut slots);
+            for j in 0..n {
+                dem_dec[j] = if iv > 0.0 { slots[j] as f64 * iv } else { t_data } + lat;
+            }
         } else {
             dem_dec[..n].fill(t_data.max(t_key));
         }
@@ -371,18 +373,28 @@ impl Sim {
             let want = positions as u64 * per_pos;
             let from = if ct_ops > 0 { t_key } else { t_miss };
             let deadline = if iv > 0.0 { ((dem_ready - lat) / iv).floor().max(0.0) as u64 } else { u64::MAX };
-            // Last issue slot of each position's ciphertexts and MACs (the k-th operation of
-            // position j is a ciphertext if k % per_pos < ct_ops).
+            // The last ciphertext and the last MAC of each position: their issue slots.
+            let mut targets = [0u64; 16];
+            let mut nt = 0;
+            for j in 0..positions as u64 {
+                if ct_ops > 0 {
+                    targets[nt] = j * per_pos + ct_ops - 1;
+                    nt += 1;
+                }
+                if mac_ops > 0 {
+                    targets[nt] = (j + 1) * per_pos - 1;
+                    nt += 1;
+                }
+            }
+            let mut slots = [0u64; 16];
+            let issued = self.eng.book(from, want, deadline, &targets[..nt], &mut slots);
+            let per_t = (ct_ops > 0) as usize + (mac_ops > 0) as usize;
             let mut ct_last = [0u64; 8];
             let mut mac_last = [0u64; 8];
-            let issued = self.eng.book(from, want, deadline, |k, s| {
-                let j = (k / per_pos) as usize;
-                if k % per_pos < ct_ops {
-                    ct_last[j] = s;
-                } else {
-                    mac_last[j] = s;
-                }
-            });
+            for j in 0..positions.min(nt / per_t.max(1)) {
+                ct_last[j] = slots[j * per_t];
+                mac_last[j] = slots[j * per_t + per_t - 1];
+            }
             self.eng.spec_ops += issued;
             let at = |s: u64| if iv > 0.0 { s as f64 * iv + lat } else { from + lat };
             for j in 0..positions {
@@ -429,7 +441,7 @@ impl Sim {
             Mode::Counter => 4 + n,
         };
         self.eng.spec_ops += ops;
-        self.eng.book(t, ops, u64::MAX, |_, _| {});
+        self.eng.book(t, ops, u64::MAX, &[], &mut []);
         if self.track_bm {
             let bm = layout::bitmap(w, |v| self.fvt.contains(v));
             self.set_bitmap(line, bm);

@@ -25,7 +25,7 @@ fn a_trace_file_checks_clean_and_times() {
         };
         let c = check_run(&run, &|| false).unwrap();
         assert!(c.fetches > 3000);
-        assert_eq!((c.wrong_plaintext, c.integrity_failures, c.false_hits), (0, 0, 0), "{cipher}");
+        assert_eq!((c.external_updates, c.integrity_failures, c.false_hits), (0, 0, 0), "{cipher}");
         assert!(c.ct_hits > 0 && c.mac_hits == c.ct_hits);
         let r = simulate_run(&run, &|| false).unwrap();
         assert_eq!(r.load_fills + r.store_fills, c.fetches);
