@@ -36,3 +36,33 @@ def bench(ctx):
     ctx.report("he/pipeline_overhead", overhead * 100, unit="%", target="<= 10")
     ctx.report("he/client_ms", tot.client_s / n * 1e3, unit="ms")
     ctx.report("he/server_ms", tot.server_s / n * 1e3, unit="ms")
+
+    # TACO's design space: every configuration evaluated (time, energy, power, area) on one
+    # core, against evaluating configurations one at a time (the same model, extrapolated
+    # from a sample) in the same run.
+    import numpy as np
+
+    from veil.he.taco import datapath as dp
+    from veil.he.taco import design as D
+    w = D.Workload.from_counts(dp.op_counts(8192, (43, 43, 44)))
+    sp0 = D.space()
+    cal, _ = D.calibrate(sp0, w)
+    t0 = time.perf_counter()
+    sp = D.space()
+    res = D.evaluate(sp, w, cal)
+    full_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    front = D.pareto(res["time_s"], res["power_w"], res["area_mm2"])
+    front_s = time.perf_counter() - t1
+    sample = np.random.default_rng(0).choice(len(sp["pe_ntt"]), 300, replace=False)
+    t2 = time.perf_counter()
+    for i in sample:
+        D.evaluate({k: v[i:i + 1] for k, v in sp.items()}, w, cal)
+    one_by_one = (time.perf_counter() - t2) / len(sample) * len(sp["pe_ntt"])
+    ctx.report("he/taco_design_space_s", full_s, unit="s", baseline=one_by_one,
+               baseline_name="one config at a time (extrapolated)", ratio=one_by_one / full_s,
+               target="< 2 s")
+    ctx.report("he/taco_configs", float(len(sp["pe_ntt"])), target=">= 31340")
+    ctx.report("he/taco_frontier_s", front_s, unit="s")
+    ctx.log(f"frontier: {int(front.sum())} designs; calibration: area x{cal.area_factor:.2f}, "
+            f"leakage {cal.leak_mw_per_mm2:.2f} mW/mm^2")

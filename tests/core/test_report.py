@@ -14,7 +14,14 @@ def test_reproduce_crypto_writes_report(veil_cli, tmp_path):
         assert isinstance(res[key], float) and res[key] > 0, key
     assert res["veil/mode"] == "quick"
     figs = {p.name for p in (tmp_path / "rep" / "figures").iterdir()}
-    assert {"crypto_throughput_vs_size.png", "crypto_throughput_vs_size.svg"} <= figs
+    assert {"crypto_throughput_vs_size.png", "crypto_throughput_vs_size.svg", "crypto_throughput_vs_size.csv",
+            "crypto_vs_openssl.csv"} <= figs
+    refs = json.loads((tmp_path / "rep" / "references.json").read_text())
+    ratio = refs["crypto/aes_gcm_vs_cryptography"]
+    assert ratio["source"].startswith("OpenSSL same run") and ratio["basis"] == "measured"
+    assert ratio["verdict"] in ("within", "outside") and ratio["tolerance_rel"] > 0
+    lo, hi = ratio["spread"]
+    assert lo <= ratio["value"] <= hi
     # A second run reads every stored point back.
     again = veil_cli("reproduce", "crypto", "--quick", "--out", "rep")
     assert again.rc == 0 and "(0 computed" in again.out

@@ -53,6 +53,45 @@ def test_rotational_redundancy_needs_no_masks(toy_runs):
             assert a.min_noise_budget > b.min_noise_budget + 10
 
 
+class _SpyEvaluator:
+    """SEAL's evaluator, recording the plaintext operand of every multiply_plain it runs."""
+
+    def __init__(self, ev):
+        self._ev = ev
+        self.plaintexts = []
+
+    def multiply_plain(self, ct, pt):
+        self.plaintexts.append(pt)
+        return self._ev.multiply_plain(ct, pt)
+
+    def __getattr__(self, name):
+        return getattr(self._ev, name)
+
+
+@pytest.mark.parametrize("mode", ["rr", "mask"])
+def test_every_plaintext_product_is_a_weight(small_model, mode):
+    """Checked at SEAL, not with the code's own counters (which count no masks in rr by
+    construction): with rotational redundancy every multiply_plain SEAL executes takes one of the
+    server's weight plaintexts, so no product is a mask. The masking baseline is the control:
+    its other products are exactly its mask multiplications."""
+    x = np.random.default_rng(9).integers(0, 256, size=small_model.net.input_shape)
+    cl = Client(small_model.net, P, mode)
+    sv = Server(small_model)
+    msg, _ = cl.setup_message()
+    sv.setup(msg)
+    assert sv._cache, "weights must be prepared at setup for the identity check"
+    spy = sv.ev = _SpyEvaluator(sv.ev)
+    per = []
+    assert np.array_equal(cl.infer(sv, x, per), small_model.forward(x))
+    weights = {id(pt) for cache in sv._cache.values() for blocks in cache.values() for _, _, pt in blocks}
+    others = [pt for pt in spy.plaintexts if id(pt) not in weights]
+    assert len(spy.plaintexts) - len(others) == sum(c.weight_mults for c in per) > 0
+    if mode == "rr":
+        assert others == []
+    else:
+        assert len(others) == sum(c.mask_mults for c in per) > 0
+
+
 @pytest.mark.parametrize("mode", ["rr", "small-rr", "small-mask"])
 def test_static_counts_equal_executed(toy_model, small_model, toy_runs, mode):
     _, runs = toy_runs

@@ -24,23 +24,46 @@ def test_every_block_reads_back_across_epochs(make_store):
         s.read(100)
 
 
+# Chi-square over the 72 slots of a 64-block store (8 x 9 grid), 71 dof: 120 is the p = 2.5e-4 cut.
+SLOTS, CHI2_CUT = 72, 120.0
+EPOCHS = 200  # 1,600 reads, ~22 per slot: enough for the statistic to see a real bias (below)
+
+
+def _chi2_uniform(slots_read) -> float:
+    counts = np.bincount(slots_read, minlength=SLOTS)
+    exp = len(slots_read) / SLOTS
+    return float(((counts - exp) ** 2 / exp).sum())
+
+
 def test_access_log_is_one_fresh_slot_per_request(make_store):
     s = make_store(n_blocks=64, block_size=32)
     t = 8
     s.record_log(True)
     s.drain_log()
-    for _ in range(10 * t):
+    for _ in range(EPOCHS * t):
         s.read(7)  # worst case: one block again and again
     acc = [e for e in s.drain_log() if e[0] == "Access"]
-    assert len(acc) == 10 * t
-    for k in range(10):
+    assert len(acc) == EPOCHS * t
+    for k in range(EPOCHS):
         epoch = acc[k * t:(k + 1) * t]
         assert len({e[3] for e in epoch}) == t, "a slot was read twice in one epoch"
         assert len({e[2] for e in epoch}) == 1
-    # slots read are spread uniformly over the 72 slots (chi-square, 71 dof, p ~ 1e-4 cut)
-    counts = np.bincount([e[3] for e in acc], minlength=72)
-    exp = len(acc) / 72
-    assert ((counts - exp) ** 2 / exp).sum() < 120
+    # slots read are spread uniformly over the 72 slots
+    assert _chi2_uniform([e[3] for e in acc]) < CHI2_CUT
+
+
+def test_uniformity_check_rejects_a_biased_store():
+    """The statistic above, at the same sample size, on a store that reads a quarter of its slots
+    twice as often (still T distinct slots per epoch): rejected (statistic ~230). At the old 80
+    samples the same bias passed every time (statistic ~72, the cut is 120)."""
+    rng = np.random.default_rng(1)
+    w = np.ones(SLOTS)
+    w[: SLOTS // 4] = 2.0
+    w /= w.sum()
+    biased = np.concatenate([rng.choice(SLOTS, 8, replace=False, p=w) for _ in range(EPOCHS)])
+    assert _chi2_uniform(biased) > CHI2_CUT
+    fair = np.concatenate([rng.choice(SLOTS, 8, replace=False) for _ in range(EPOCHS)])
+    assert _chi2_uniform(fair) < CHI2_CUT
 
 
 def test_flipped_bit_on_disk_is_reported(make_store, tmp_path):

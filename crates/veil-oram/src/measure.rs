@@ -91,6 +91,9 @@ pub struct RunResult {
     pub server_p99_ms: f64,
     pub server_max_ms: f64,
     pub p99_over_p50: f64,
+    /// Mean server time per request (ms) in each whole window of the timed requests: one epoch
+    /// for PRO-ORAM, 8 requests otherwise; wall clock, so the client's work in `verify` runs is in it.
+    pub server_ms_windows: Vec<f64>,
     pub client_ms: f64,
     pub network_ms: f64,
     pub total_ms: f64,
@@ -106,7 +109,12 @@ pub struct RunResult {
     /// Process CPU time (all threads, user + system) per request during the timed phase: what
     /// the request costs in cores, unlike wall time also when other jobs share the machine.
     pub cpu_ms_per_access: f64,
+    /// PRO-ORAM: the most blocks its private cache held at once (measured; at most T).
     pub private_cache_blocks: u64,
+    /// PRO-ORAM: peak private memory in block buffers (cache, open slot, shuffle group) and the
+    /// position map, bytes.
+    pub private_block_bytes: u64,
+    pub position_map_bytes: u64,
     /// PRO-ORAM's request clock over the timed requests: its shortest and longest period, ms,
     /// and the hand-overs that had to wait for the shuffle. A period that moved, or a late
     /// hand-over, is where a p99 above p50 comes from.
@@ -232,6 +240,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let (period0, late0) = clock(&engine);
     let (mut period_min, mut period_max) = (period0, period0);
     let mut client_s = 0.0;
+    // Server time per request in consecutive windows (PRO-ORAM: one epoch each, else 8
+    // requests): repeats of the measurement inside one run, for a spread without another run.
+    let window = match &engine {
+        Engine::Pro(e) => e.geometry().epoch_len.max(1),
+        _ => 8,
+    };
+    let mut windows = Vec::new();
+    let mut window_t0 = Instant::now();
     let wall = Instant::now();
     for k in 0..accesses {
         let id = next_id(&mut rng)?;
@@ -242,6 +258,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             Err(e) => return Err(e),
         }
         lat.push(t.elapsed().as_secs_f64() * 1e3);
+        if (k + 1) % window == 0 {
+            windows.push(window_t0.elapsed().as_secs_f64() * 1e3 / window as f64);
+            window_t0 = Instant::now();
+        }
         let (period, _) = clock(&engine);
         (period_min, period_max) = (period_min.min(period), period_max.max(period));
         if cfg.verify {
@@ -265,15 +285,22 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let bytes = (log.bytes_read.load(Ordering::Relaxed) - b0r) + (log.bytes_written.load(Ordering::Relaxed) - b0w);
     let crypto = (CRYPTO_NS.load(Ordering::Relaxed) - c0) as f64 / 1e6;
     let io = (log.io_ns.load(Ordering::Relaxed) - io0) as f64 / 1e6;
-    let (shuffle_ms, cache, epoch_len, epochs) = match &engine {
+    let (shuffle_ms, epoch_len, epochs) = match &engine {
         Engine::Pro(e) => {
             let s = e.shuffle_times();
             let done = s.completed - shuffles0.completed;
             let per = if done == 0 { 0.0 } else { (s.total_secs - shuffles0.total_secs) / done as f64 };
             let g = e.geometry();
-            (per * 1e3 / g.epoch_len as f64, g.epoch_len, g.epoch_len, done)
+            (per * 1e3 / g.epoch_len as f64, g.epoch_len, done)
         }
-        _ => (0.0, 0, 0, 0),
+        _ => (0.0, 0, 0),
+    };
+    let (cache, private_block_bytes, position_map_bytes) = match &engine {
+        Engine::Pro(e) => {
+            let s = e.stats();
+            (s.peak_cached_blocks, s.private_block_bytes, s.position_map_bytes)
+        }
+        _ => (0, 0, 0),
     };
     // PRO-ORAM: each request's own slot plus its 1/T share of a whole shuffle (the window
     // holds whole shuffles, though not always one per epoch)
@@ -301,6 +328,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         server_p99_ms: p99,
         server_max_ms: *sorted.last().unwrap(),
         p99_over_p50: p99 / p50,
+        server_ms_windows: windows,
         client_ms,
         network_ms,
         total_ms: server_ms + client_ms + network_ms,
@@ -311,6 +339,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         storage_core_ms: io / accesses as f64,
         cpu_ms_per_access: cpu_s * 1e3 / accesses as f64,
         private_cache_blocks: cache,
+        private_block_bytes,
+        position_map_bytes,
         period_min_ms: period_min,
         period_max_ms: period_max,
         late_handovers,

@@ -153,6 +153,9 @@ struct Inner {
     /// allocating, and the hand-over does not free (and the next epoch fault in) T blocks.
     slab: Vec<Vec<u8>>,
     slab_used: usize,
+    /// The most blocks the cache has held at once, over all epochs: measured, not the bound T
+    /// (an epoch that asks for one block twice caches one block fewer).
+    peak_cached: u64,
     used: u64,
     dummies_used: u64,
     rng: StdRng,
@@ -329,6 +332,7 @@ impl ProOram {
                 cache: HashMap::new(),
                 slab: Vec::new(),
                 slab_used: 0,
+                peak_cached: 0,
                 used: 0,
                 dummies_used: 0,
                 rng,
@@ -424,6 +428,7 @@ impl ProOram {
                 }
                 inner.slab[k].copy_from_slice(&inner.slot[..b]);
                 inner.cache.insert(id, Some(k));
+                inner.peak_cached = inner.peak_cached.max(inner.slab_used as u64);
                 Ok(inner.slot[..b].to_vec())
             }
             (false, Err(e)) => {
@@ -690,6 +695,11 @@ impl ProOram {
             region: g.epoch.region,
             used_this_epoch: g.used,
             cached_blocks: g.cache.len() as u64,
+            peak_cached_blocks: g.peak_cached,
+            private_block_bytes: g.slab.iter().map(|b| b.len() as u64).sum::<u64>()
+                + g.slot.len() as u64
+                + self.buffers.lock().unwrap_or_else(|e| e.into_inner()).bytes(),
+            position_map_bytes: std::mem::size_of_val(g.epoch.pos.as_slice()) as u64,
             key_fingerprint: g.epoch.key.fingerprint(),
             geometry: self.geom,
             period_ms: g.period as f64 / 1e6,
@@ -779,6 +789,13 @@ pub struct ProOramStats {
     pub region: u32,
     pub used_this_epoch: u64,
     pub cached_blocks: u64,
+    /// The most blocks the access component's cache has held at once so far.
+    pub peak_cached_blocks: u64,
+    /// Block-sized buffers the trusted side has allocated so far (they only grow, so this is
+    /// their peak): the cache's, the slot just opened, and the shuffle's group buffers.
+    pub private_block_bytes: u64,
+    /// The served epoch's position map, also kept privately.
+    pub position_map_bytes: u64,
     pub key_fingerprint: u64,
     pub geometry: Geometry,
     /// The request clock's period this epoch (followed only with `pace`).

@@ -144,6 +144,11 @@ pub struct Buffers {
 }
 
 impl Buffers {
+    /// Bytes held: the group's plaintext blocks and its routing table.
+    pub fn bytes(&self) -> u64 {
+        self.plain.iter().map(|b| b.len() as u64).sum::<u64>() + (self.source.len() * std::mem::size_of::<usize>()) as u64
+    }
+
     fn fit(&mut self, groups: usize, block: usize) {
         self.plain.resize_with(groups, Vec::new);
         for b in self.plain.iter_mut() {

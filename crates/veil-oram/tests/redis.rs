@@ -19,34 +19,41 @@ impl Drop for Server {
     }
 }
 
-fn start(port: u16) -> Option<Server> {
+/// Starts Debian's redis-server on a free loopback port. Absent, the test fails unless
+/// VEIL_SKIP_REDIS is set (the Makefile sets it, and says so, where it cannot install Redis):
+/// a backend test that passes without running is worse than none.
+fn start() -> Option<(Server, u16)> {
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port();
     let dir = std::env::temp_dir().join(format!("veil-oram-redis-{}-{port}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
-    let child = Command::new("redis-server")
+    std::fs::create_dir_all(&dir).unwrap();
+    let spawned = Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
         .arg("--dir")
         .arg(&dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
+        .spawn();
+    let child = match spawned {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && std::env::var_os("VEIL_SKIP_REDIS").is_some() => {
+            eprintln!("SKIPPED: redis-server not installed and VEIL_SKIP_REDIS is set");
+            return None;
+        }
+        Err(e) => panic!("cannot start redis-server ({e}): install it (make system-deps) or set VEIL_SKIP_REDIS=1"),
+    };
     let s = Server(child, dir);
-    for _ in 0..100 {
+    for _ in 0..200 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Some(s);
+            return Some((s, port));
         }
         std::thread::sleep(std::time::Duration::from_millis(30));
     }
-    None
+    panic!("redis-server started but never listened on 127.0.0.1:{port}");
 }
 
 #[test]
 fn proram_on_redis_serves_and_detects_tampering() {
-    let port = 20000 + (std::process::id() % 20000) as u16;
-    let Some(_srv) = start(port) else {
-        eprintln!("redis-server not installed: skipping (apt-get install redis-server)");
-        return;
-    };
+    let Some((_srv, port)) = start() else { return };
     let addr = format!("127.0.0.1:{port}");
     let n = 120;
     let bs = 100;

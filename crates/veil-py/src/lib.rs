@@ -9,6 +9,8 @@ mod memnet;
 mod oram;
 mod enclave;
 mod memcrypt;
+mod trace;
+mod he_taco;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -18,5 +20,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     oram::register(m)?;
     enclave::register(m)?;
     memcrypt::register(m)?;
+    trace::register(m)?;
+    he_taco::register(m)?;
     Ok(())
 }

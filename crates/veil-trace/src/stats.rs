@@ -66,6 +66,12 @@ impl Hasher for WordHasher {
 
 /// Reads the whole trace once. Memory grows with the number of distinct fetched values.
 pub fn compute(path: impl AsRef<Path>, ns: &[usize]) -> Result<TraceStats, TraceError> {
+    compute_until(path, ns, &|| false)
+}
+
+/// As `compute`, giving up (an `Invalid("interrupted")` error) once `stop()` turns true; it is
+/// asked every 64 Ki records.
+pub fn compute_until(path: impl AsRef<Path>, ns: &[usize], stop: &dyn Fn() -> bool) -> Result<TraceStats, TraceError> {
     let mut r = TraceReader::open(path)?;
     let header = r.header().clone();
     let ls = header.line_size as usize;
@@ -75,6 +81,9 @@ pub fn compute(path: impl AsRef<Path>, ns: &[usize]) -> Result<TraceStats, Trace
     let mut records = 0u64;
     while r.next_into(&mut rec)? {
         records += 1;
+        if records % 65536 == 0 && stop() {
+            return Err(TraceError::Invalid("interrupted".into()));
+        }
         let t = rec.thread as usize;
         if t >= threads.len() {
             threads.resize_with(t + 1, Default::default);

@@ -72,8 +72,8 @@ class Row:
             object.__setattr__(self, "spread", (float(lo), float(hi)))
         for name in ("value", "ref"):
             v = getattr(self, name)
-            if v is not None:
-                v = float(v)
+            if v is not None and not (isinstance(v, int) and not isinstance(v, bool)):
+                v = float(v)  # numpy scalars and bools become plain floats; ints (counts) stay ints
                 object.__setattr__(self, name, v if math.isfinite(v) else None)
 
     @property
@@ -419,12 +419,14 @@ def _fmt(v: Any, digits: int = 3) -> str:
     """A number rounded to `digits` significant digits (integers kept whole)."""
     if v is None:
         return "—"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_fmt(x, digits) for x in v) + "]"
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return str(v)
     if isinstance(v, float) and not math.isfinite(v):
         return "—"
-    if isinstance(v, int):
-        return f"{v:,}"
+    if isinstance(v, int) or (v.is_integer() and abs(v) < 1e15):
+        return f"{int(v):,}"
     a = abs(v)
     if a == 0:
         return "0"

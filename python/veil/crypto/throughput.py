@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from veil import _native
-from veil.core import ComponentName, ConfigError, ExperimentConfig, register_experiment
+from veil.core import ComponentName, ConfigError, ExperimentConfig, machine_load, register_experiment
 
 
 class ThroughputConfig(ExperimentConfig):
@@ -23,7 +23,8 @@ def throughput(cfg: ThroughputConfig) -> dict:
     except ValueError as e:  # the engine's own constraint, e.g. whole 64-byte lines
         raise ConfigError(f"crypto.throughput: {e}") from None
     return {"gbps": float(r["gbps"]), "bytes": int(r["bytes"]), "seconds": float(r["seconds"]),
-            "iterations": int(r["iterations"]), "gbps_per_thread": float(r["gbps"]) / cfg.threads}
+            "iterations": int(r["iterations"]), "gbps_per_thread": float(r["gbps"]) / cfg.threads,
+            "loadavg": machine_load()}
 
 
 def unit_of(engine: str) -> int:

@@ -2,3 +2,4 @@
 rotational redundancy, parameter search and client cost models."""
 
 from veil.he import experiments, reproduce  # noqa: F401  (registrations)
+from veil.he.taco import experiment as _taco  # noqa: F401  (registrations)

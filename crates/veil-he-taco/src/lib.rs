@@ -1,0 +1,63 @@
+//! CHOCO-TACO (van der Hagen & Lucia, ASPLOS 2022): the client-side HE encryption and
+//! decryption accelerator, as an executable datapath. The blocks compute SEAL's BFV
+//! public-key encryption and decryption on SEAL's own serialized keys and ciphertexts, and
+//! count what each block does while it runs; the cost model (Python, `veil.he.taco`) turns
+//! those counts into time, energy, power and area per hardware configuration.
+
+use serde::Serialize;
+
+pub mod arith;
+pub mod datapath;
+pub mod ntt;
+pub mod prng;
+pub mod seal;
+
+/// What one hardware block did, counted as the datapath ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// NTT/INTT butterflies (one modular multiply and a modular add/sub pair each)
+    pub butterflies: u64,
+    /// 64-bit modular multiplications, butterflies' included
+    pub modmuls: u64,
+    /// modular additions/subtractions and reductions, butterflies' included
+    pub modadds: u64,
+    /// integer divisions (the plaintext scaling's divide by t)
+    pub divides: u64,
+    /// 64-bit words read from and written to the block's local memory
+    pub sram_reads: u64,
+    pub sram_writes: u64,
+    /// bytes the samplers consumed, and the 64-byte BLAKE3 outputs that supplied them
+    pub prng_bytes: u64,
+    pub prng_blocks: u64,
+    /// coefficients through the block (all lanes)
+    pub coeffs: u64,
+}
+
+pub use datapath::{decrypt, encrypt, Ledger, Params};
+
+/// Encrypts `m` under SEAL's serialized public key; returns SEAL-loadable ciphertext bytes
+/// (headers copied from `template`, a SEAL ciphertext of the same shape) and the ledger.
+pub fn encrypt_seal(pk_bytes: &[u8], template: &[u8], primes: &[u64], t: u64, m: &[u64], seed: &[u8]) -> Result<(Vec<u8>, Ledger), String> {
+    let pk = seal::parse_ciphertext(pk_bytes, "public key")?;
+    if !pk.is_ntt_form {
+        return Err("public key: not in NTT form".into());
+    }
+    let p = Params::new(pk.n, primes, t)?;
+    let mut led = Ledger::new();
+    let polys = encrypt(&p, &pk.polys, m, seed, &mut led)?;
+    let ct = seal::Ciphertext { is_ntt_form: false, n: pk.n, polys };
+    Ok((seal::write_ciphertext(&ct, template)?, led))
+}
+
+/// Decrypts SEAL's serialized ciphertext with SEAL's serialized secret key.
+pub fn decrypt_seal(sk_bytes: &[u8], ct_bytes: &[u8], primes: &[u64], t: u64) -> Result<(Vec<u64>, Ledger), String> {
+    let ct = seal::parse_ciphertext(ct_bytes, "ciphertext")?;
+    if ct.is_ntt_form {
+        return Err("ciphertext: in NTT form; BFV decryption expects coefficient form".into());
+    }
+    let sk = seal::parse_secret_key(sk_bytes, ct.n, primes.len())?;
+    let p = Params::new(ct.n, primes, t)?;
+    let mut led = Ledger::new();
+    let m = decrypt(&p, &sk, &ct.polys, &mut led)?;
+    Ok((m, led))
+}

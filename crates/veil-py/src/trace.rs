@@ -1,0 +1,112 @@
+//! `veil._native.trace`: the Rust side of `veil.trace`: packing the Valgrind tool's raw stream
+//! into a compressed trace, statistics, reading speed. Errors are ValueErrors carrying the
+//! trace crate's one-line message (with the byte offset where there is one).
+
+use std::fs::File;
+use std::io::BufReader;
+use std::os::fd::FromRawFd;
+use std::time::Instant;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use veil_trace::{Header, Record, TraceError, TraceReader, TraceWriter};
+
+fn err(e: TraceError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Reads a trace stream from file descriptor `fd` (taking ownership: it is closed at the end),
+/// writes it zstd-compressed to `out` with the header's top-level keys replaced by those in
+/// `header_json` (an object; `extra` is merged key by key). Returns the summary as JSON.
+#[pyfunction]
+fn pack_fd(py: Python<'_>, fd: i32, out: &str, header_json: &str) -> PyResult<String> {
+    let patch: serde_json::Value =
+        serde_json::from_str(header_json).map_err(|e| PyValueError::new_err(format!("header_json: {e}")))?;
+    py.allow_threads(|| {
+        // SAFETY: the caller hands over an open descriptor it no longer uses.
+        let src = unsafe { File::from_raw_fd(fd) };
+        let mut r = TraceReader::new(BufReader::with_capacity(1 << 20, src))?;
+        let header = patched(r.header(), &patch)?;
+        let mut w = TraceWriter::create(out, &header)?;
+        let mut rec = Record::default();
+        while r.next_into(&mut rec)? {
+            w.write(&rec)?;
+        }
+        let stats = r.summary().map(|s| s.stats.clone()).unwrap_or_default();
+        let s = w.finish_with(stats)?;
+        Ok(serde_json::to_string(&s).expect("summary serialises"))
+    })
+    .map_err(err)
+}
+
+fn patched(h: &Header, patch: &serde_json::Value) -> Result<Header, TraceError> {
+    let mut v = serde_json::to_value(h).expect("header serialises");
+    if let (Some(obj), Some(p)) = (v.as_object_mut(), patch.as_object()) {
+        for (k, val) in p {
+            match (k.as_str(), obj.get_mut("extra").and_then(|e| e.as_object_mut()), val.as_object()) {
+                ("extra", Some(extra), Some(add)) => extra.extend(add.clone()),
+                _ => {
+                    obj.insert(k.clone(), val.clone());
+                }
+            }
+        }
+    }
+    serde_json::from_value(v).map_err(|e| TraceError::Invalid(format!("patched header: {e}")))
+}
+
+/// `veil trace stats`: per-thread counts, MPKI, top values and their coverage for each N in
+/// `ns`, as JSON.
+#[pyfunction]
+fn stats(py: Python<'_>, path: &str, ns: Vec<usize>) -> PyResult<String> {
+    let s = crate::interrupt::run(py, || {
+        veil_trace::stats::compute_until(path, &ns, &veil_core::interrupt::requested)
+    })?
+    .map_err(err)?;
+    Ok(serde_json::to_string(&s).expect("stats serialise"))
+}
+
+/// Header of a trace, as JSON.
+#[pyfunction]
+fn header(path: &str) -> PyResult<String> {
+    let r = TraceReader::open(path).map_err(err)?;
+    Ok(serde_json::to_string(r.header()).expect("header serialises"))
+}
+
+/// Summary of a complete trace (read from its end), as JSON.
+#[pyfunction]
+fn summary(path: &str) -> PyResult<String> {
+    let s = TraceReader::read_summary(path).map_err(err)?;
+    Ok(serde_json::to_string(&s).expect("summary serialises"))
+}
+
+/// Reads every record with `next_into`; returns (records, seconds) for the benchmark.
+#[pyfunction]
+fn read_speed(py: Python<'_>, path: &str) -> PyResult<(u64, f64)> {
+    py.allow_threads(|| {
+        let t0 = Instant::now();
+        let mut r = TraceReader::open(path)?;
+        let mut rec = Record::default();
+        let mut n = 0u64;
+        let mut sink = 0u64;
+        while r.next_into(&mut rec)? {
+            n += 1;
+            sink = sink.wrapping_add(rec.addr ^ rec.data[7] as u64);
+        }
+        std::hint::black_box(sink);
+        Ok((n, t0.elapsed().as_secs_f64()))
+    })
+    .map_err(err)
+}
+
+pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = PyModule::new(parent.py(), "trace")?;
+    m.add("FORMAT_VERSION", veil_trace::FORMAT_VERSION)?;
+    m.add_function(wrap_pyfunction!(pack_fd, &m)?)?;
+    m.add_function(wrap_pyfunction!(stats, &m)?)?;
+    m.add_function(wrap_pyfunction!(header, &m)?)?;
+    m.add_function(wrap_pyfunction!(summary, &m)?)?;
+    m.add_function(wrap_pyfunction!(read_speed, &m)?)?;
+    parent.add_submodule(&m)?;
+    Ok(())
+}

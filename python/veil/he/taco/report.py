@@ -1,0 +1,216 @@
+"""The CHOCO-TACO section of `veil reproduce he`: the datapath checked against SEAL, the cost
+table, the calibration, Fig. 8 (design space), Fig. 9 (software vs TACO across parameter
+sets) and the HEAX-like comparison. Figs. 11 and 12 (client time, end to end) stay in the he
+reproducer and take their per-operation costs from `accel(...)` here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from veil.he.params import HEParams, seal_default
+from veil.he.taco import datapath as dp
+from veil.he.taco import design as D
+from veil.he.taco import units as U
+
+from veil.core import Row
+
+PAPER_SRC = "paper §5 (translated text)"
+TOL_SRC = "the issue's 15% threshold: beyond it the docs give the mechanism"
+
+
+def row(label, value, *, unit="", ref=None, source=PAPER_SRC, tol=0.15, tol_source=TOL_SRC,
+        basis="predicted", note="", metric=None, verdict=None) -> Row:
+    """One comparison row (a reference, when given, with its source and tolerance)."""
+    has = ref is not None
+    return Row(label, value, unit=unit, ref=ref, source=source if has else "",
+               tol=tol if has else None, tol_source=tol_source if has and tol is not None else "",
+               basis=basis, note=note, metric=metric, verdict=verdict)
+
+
+CHOCO = HEParams(8192, (43, 43, 44), 20)
+
+
+def fig9_sets() -> list[tuple[str, HEParams]]:
+    return [("SEAL (4096, 3)", seal_default(4096)), ("CHOCO (8192, 3)", CHOCO),
+            ("SEAL (8192, 5)", seal_default(8192)), ("SEAL (16384, 9)", seal_default(16384)),
+            ("SEAL (32768, 16)", seal_default(32768))]
+
+
+def taco_run(ctx, p: HEParams, frontier: bool = False) -> dict:
+    return ctx.run("he.taco", {"poly_degree": p.poly_degree, "coeff_bits": list(p.coeff_bits),
+                               "plain_bits": p.plain_bits, "frontier": frontier})
+
+
+def accel(ctx, p: HEParams) -> dict:
+    """Per-operation seconds/joules at `p` (i.MX6 model, TACO, HEAX-like): costmodel.Accel input."""
+    return taco_run(ctx, p)["accel"]
+
+
+def interop() -> dict:
+    """Encrypt with the datapath and decrypt with SEAL, and the reverse, at SEAL's defaults."""
+    ok, sets = True, []
+    for n in (4096, 8192, 16384):
+        keys = dp.seal_keys(seal_default(n))
+        m = dp.random_plain(keys, n)
+        ours, _ = dp.encrypt(keys, m, n.to_bytes(8, "little") * 8)
+        theirs = keys.encryptor.encrypt(dp.plain_from_coeffs(m)).to_string()
+        want = [int(x) for x in m]
+        ok &= dp.seal_decrypt(keys, ours) == want and dp.decrypt(keys, theirs)[0] == want
+        sets.append(f"({n}, {len(keys.primes)})")
+    return {"ok": bool(ok), "sets": sets}
+
+
+def section(ctx, quick: bool) -> dict:
+    """Runs the TACO evaluation; returns what Figs. 11/12 need."""
+    import matplotlib.colors as mcolors
+    import matplotlib.ticker as mticker
+
+    io = interop()
+    ctx.metric("he/taco/seal_interop", io["ok"])
+    main = taco_run(ctx, CHOCO, frontier=True)
+    cal = main["calibration"]
+    ctx.text(
+        f"CHOCO-TACO. The accelerator's datapath (crate veil-he-taco) runs SEAL's BFV public-key "
+        f"encryption and decryption block by block on SEAL's serialized keys: its ciphertexts "
+        f"decrypt under SEAL to the encrypted plaintext, and its decryptions of SEAL's "
+        f"ciphertexts equal SEAL's, at {', '.join(io['sets'])}: {io['ok']} (the tests cover "
+        f"N = 4096/8192/16384 with k = 2..9 primes). Operation counts per block come from that "
+        f"run. Calibration (two global constants, fitted once to the paper's chosen design at "
+        f"(8192, 3)): area factor {cal['area_factor']:.2f} (periphery, wiring, control over the "
+        f"bare units and 6T cells), leakage {cal['leak_mw_per_mm2']:.2f} mW/mm^2. Everything "
+        f"else is predicted from the unit-cost table.")
+    ctx.grid("TACO unit costs (45 nm)", ["unit", "energy pJ", "area um^2", "source"],
+             [[r["unit"], "" if r["energy_pj"] != r["energy_pj"] else f"{r['energy_pj']:.3g}",
+               f"{r['area_um2']:.4g}", r["source"]] for r in U.table()])
+
+    # ---------------------------------------------------------------- Fig. 8
+    w = D.Workload.from_counts({"n": 8192, "primes": 3, **main["counts"]})
+    sp = D.space()
+    res = D.evaluate(sp, w, D.Calibration(cal["area_factor"], cal["leak_mw_per_mm2"]))
+    idx = D.select(res)
+    front = D.pareto(res["time_s"], res["power_w"], res["area_mm2"])
+    fig, ax = ctx.subplots(figsize=(7, 4.4))
+    sub = np.random.default_rng(0).choice(len(res["time_s"]), min(20000, len(res["time_s"])), replace=False)
+    sc = ax.scatter(res["time_s"][sub] * 1e3, res["power_w"][sub] * 1e3, c=res["area_mm2"][sub], s=2,
+                    cmap="viridis", norm=mcolors.LogNorm(), alpha=0.5, rasterized=True)
+    ax.scatter(res["time_s"][front] * 1e3, res["power_w"][front] * 1e3, s=8, facecolors="none",
+               edgecolors="k", linewidths=0.4, label=f"Pareto frontier ({int(front.sum())} designs)")
+    ax.scatter([res["time_s"][idx] * 1e3], [res["power_w"][idx] * 1e3], marker="*", s=180,
+               color="tab:red", label="selected")
+    ax.axhline(D.POWER_CAP_W * 1e3, color="tab:red", lw=0.8, ls="--", label="200 mW cap")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_minor_formatter(mticker.NullFormatter())
+        axis.set_major_formatter(mticker.FormatStrFormatter("%g"))
+    ax.set_xlabel("time per encryption (ms)")
+    ax.set_ylabel("power (mW)")
+    fig.colorbar(sc, ax=ax, label="area (mm$^2$)")
+    ax.legend(fontsize=7)
+    d = main["design"]
+    ctx.figure(fig, "fig8_taco_design_space",
+               caption=f"Fig. 8: {main['configs']:,} TACO configurations at (8192, 3) (a 20,000-point "
+                       f"sample drawn; the frontier over time, power and area from all of them). "
+                       f"Selected (power <= 200 mW, smallest within 1% of the best time and energy): "
+                       f"sampler {d['pe_sample']} BLAKE3 cores / {d['sram_sample']} B, NTT {d['pe_ntt']} "
+                       f"PEs, dyadic {d['pe_dyadic']} PEs / {d['sram_dyadic']} B, INTT {d['pe_intt']} PEs, "
+                       f"element-wise {d['pe_elem']} PEs / {d['sram_elem']} B per lane, 3 lanes; "
+                       f"{main['power_mw']:.0f} mW. Space evaluated in {main['eval_s']:.2f} s here.",
+               rows=[row("configurations explored", main["configs"], ref=31340, tol=None,
+                         basis="computed", verdict="shape only",
+                         note="at least the paper's count: Veil's knob set is a reconstruction"),
+                     row("area of the selected design", main["area_mm2"], unit="mm^2", ref=19.3,
+                         basis="calibrated", metric="he/taco/area_mm2"),
+                     row("time per encryption", main["enc_ms"], unit="ms", ref=0.66,
+                         metric="he/taco/enc_ms"),
+                     row("energy per encryption", main["enc_mj"], unit="mJ", ref=0.1228,
+                         basis="calibrated", metric="he/taco/enc_mj",
+                         note="fixed point of fit-and-select; the discrete space leaves a small miss"),
+                     row("power of the selected design", main["power_mw"], unit="mW",
+                         ref=186.1, source="paper: 0.1228 mJ / 0.66 ms")])
+
+    # ---------------------------------------------------------------- Fig. 9
+    sets = fig9_sets()
+    runs, host = {}, {}
+    for label, p in sets:
+        runs[label] = taco_run(ctx, p)
+        if p.poly_degree <= 16384:     # the paper: no software baseline at 32768 (board memory)
+            host[label] = ctx.run("he.op_costs", {"poly_degree": p.poly_degree,
+                                                  "coeff_bits": list(p.coeff_bits),
+                                                  "plain_bits": p.plain_bits})
+    ref_acc = runs["CHOCO (8192, 3)"]["accel"]
+    ratio = ref_acc["imx6_enc_s"] / (host["CHOCO (8192, 3)"]["pk_encrypt_ms"] / 1e3)
+    table = []
+    for label, _ in sets:
+        a = runs[label]["accel"]
+        h = host.get(label)
+        table.append({
+            "label": label, "taco_enc_s": a["taco_enc_s"], "taco_dec_s": a["taco_dec_s"],
+            "taco_enc_j": a["taco_enc_j"], "imx6_enc_s": a["imx6_enc_s"], "imx6_dec_s": a["imx6_dec_s"],
+            "imx6_enc_j": a["imx6_enc_j"],
+            "seal_enc_s": h["pk_encrypt_ms"] / 1e3 * ratio if h else None,
+            "seal_dec_s": h["decrypt_ms"] / 1e3 * ratio if h else None,
+            "area_mm2": runs[label]["area_mm2"]})
+    fig, (a1, a2) = ctx.subplots(1, 2, figsize=(9.5, 3.8))
+    x = np.arange(len(table))
+    for ax_, key, lab in ((a1, "enc", "encryption"), (a2, "dec", "decryption")):
+        ax_.bar(x - 0.27, [r[f"seal_{key}_s"] or np.nan for r in table], 0.27,
+                label="SEAL here x host->i.MX6 ratio")
+        ax_.bar(x, [r[f"imx6_{key}_s"] for r in table], 0.27, label="i.MX6 model")
+        ax_.bar(x + 0.27, [r[f"taco_{key}_s"] for r in table], 0.27, label="TACO")
+        ax_.set_yscale("log")
+        ax_.set_xticks(x, [r["label"] for r in table], fontsize=6.5, rotation=20)
+        ax_.set_ylabel(f"{lab} time (s)")
+    a1.legend(fontsize=6.5)
+    c = next(r for r in table if r["label"] == "CHOCO (8192, 3)")
+    sw_rows = [r for r in table if r["seal_enc_s"] is not None]
+    sp_enc = c["imx6_enc_s"] / c["taco_enc_s"]
+    sp_e = c["imx6_enc_j"] / c["taco_enc_j"]
+    sp_dec = c["imx6_dec_s"] / c["taco_dec_s"]
+    max_sp = max(r["imx6_enc_s"] / r["taco_enc_s"] for r in sw_rows)
+    max_e = max(r["imx6_enc_j"] / r["taco_enc_j"] for r in sw_rows)
+    t_n = {r["label"]: r["taco_enc_s"] for r in table}
+    ctx.figure(fig, "fig9_taco_vs_software",
+               caption=f"Fig. 9: encryption and decryption per operation, software against TACO (the "
+                       f"selected design with one lane per prime). Software: SEAL measured on this "
+                       f"machine times {ratio:.1f} (the i.MX6 model's encryption at (8192, 3) over "
+                       f"this host's), and the i.MX6 model itself (counted operations x Cortex-A7 "
+                       f"cycles). TACO's time follows N (4096: {t_n['SEAL (4096, 3)'] * 1e3:.2f} ms, "
+                       f"8192 with 3 or 5 primes: {t_n['CHOCO (8192, 3)'] * 1e3:.2f} / "
+                       f"{t_n['SEAL (8192, 5)'] * 1e3:.2f} ms, 16384: {t_n['SEAL (16384, 9)'] * 1e3:.2f} ms); "
+                       f"software follows N and k.",
+               rows=[row("encryption speedup at (8192, 3)", sp_enc, unit="x", ref=417.0,
+                         metric="he/taco/enc_speedup_8192_3"),
+                     row("encryption energy gain at (8192, 3)", sp_e, unit="x", ref=603.0,
+                         metric="he/taco/enc_energy_gain_8192_3"),
+                     row("decryption speedup at (8192, 3)", sp_dec, unit="x", ref=125.0,
+                         metric="he/taco/dec_speedup_8192_3"),
+                     row("largest encryption speedup over the parameter sets", max_sp, unit="x",
+                         ref=1094.0, source="paper abstract"),
+                     row("largest encryption energy gain over the parameter sets", max_e, unit="x",
+                         ref=648.0, source="paper abstract"),
+                     row("i.MX6 software encryption at (8192, 3)", c["imx6_enc_s"] * 1e3, unit="ms",
+                         ref=0.66 * 417, source="paper: 0.66 ms x 417"),
+                     row("TACO time (8192, 5) / (8192, 3)", t_n["SEAL (8192, 5)"] / t_n["CHOCO (8192, 3)"],
+                         unit="ratio", ref=1.0, source="paper text: hardware time grows with N only",
+                         tol=0.05, tol_source="'directly with N': a few percent")])
+    ctx.grid("Fig. 9 data (seconds per operation; software = SEAL here x ratio, and the i.MX6 model)",
+             ["parameters", "SEAL x ratio enc", "i.MX6 model enc", "TACO enc", "SEAL x ratio dec",
+              "i.MX6 model dec", "TACO dec", "TACO area mm^2"],
+             [[r["label"], _f(r["seal_enc_s"]), _f(r["imx6_enc_s"]), _f(r["taco_enc_s"]),
+               _f(r["seal_dec_s"]), _f(r["imx6_dec_s"]), _f(r["taco_dec_s"]), f"{r['area_mm2']:.1f}"]
+              for r in table])
+    share = ref_acc["ntt_dyadic_share_enc"]
+    ctx.table("HEAX-like accelerator (TACO's NTT, INTT and dyadic blocks only; the rest in "
+              "software on the i.MX6)", [
+                  row("share of i.MX6 encryption time in NTT/INTT/dyadic", share, unit="",
+                      ref=0.5, source="paper §6-C ('about 50%')", tol=0.3,
+                      tol_source="'about': read as 35-65%", metric="he/taco/ntt_dyadic_share"),
+                  row("HEAX-like encryption speedup over software at (8192, 3)",
+                      ref_acc["imx6_enc_s"] / ref_acc["heax_enc_s"], unit="x")])
+    return {"ratio": ratio, "accel": ref_acc}
+
+
+def _f(v):
+    return "" if v is None else f"{v:.4g}"

@@ -1,0 +1,231 @@
+"""Running programs under the veiltrace Valgrind tool and caching the traces.
+
+The tool (tracer/, GPL-2.0) streams raw trace blocks into a pipe; `veil._native.trace.pack_fd`
+reads them while the program runs and writes the zstd-compressed trace with the full header.
+Traces of suite workloads are cached by (workload, size, threads, input hash, geometry, tool
+version), so asking twice traces once: `ensure_trace("gzip", llc_bytes=256 * 1024)`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from veil.core import ConfigError, VeilError
+
+from .workloads import REPO, get_workload
+
+TRACER_DIR = REPO / "tracer"
+TOOL_LIB = TRACER_DIR / "build" / "lib"
+TOOL_NAME = "veiltrace"
+# Fixed, minimal environment: the environment is copied onto the program's stack, so the same
+# environment is part of getting the same addresses, hence byte-identical traces.
+RUN_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PYTHONHASHSEED": "0"}
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The cache the trace is filtered through (bytes, ways); lines are the same at every level."""
+    l1_bytes: int = 8 * 1024
+    l1_assoc: int = 1
+    llc_bytes: int = 256 * 1024
+    llc_assoc: int = 4
+    line_size: int = 64
+    ifetch: bool = True
+
+    def __post_init__(self):
+        ls = self.line_size
+        if not (8 <= ls <= 64 and ls & (ls - 1) == 0):
+            raise ConfigError(f"line_size: {ls} is not a power of two from 8 to 64")
+        for name, size, ways in (("l1", self.l1_bytes, self.l1_assoc), ("llc", self.llc_bytes, self.llc_assoc)):
+            if size <= 0 or ways <= 0 or size % (ways * ls):
+                raise ConfigError(f"{name}: {size} bytes is not a whole number of sets of {ways} ways x {ls} B")
+            sets = size // (ways * ls)
+            if sets & (sets - 1):
+                raise ConfigError(f"{name}: {size} bytes / ({ways} ways x {ls} B) = {sets} sets, not a power of two")
+
+    def tool_args(self) -> list[str]:
+        return [f"--l1-size={self.l1_bytes}", f"--l1-assoc={self.l1_assoc}", f"--llc-size={self.llc_bytes}",
+                f"--llc-assoc={self.llc_assoc}", f"--line-size={self.line_size}",
+                f"--ifetch={'yes' if self.ifetch else 'no'}"]
+
+    def tag(self) -> str:
+        return f"l1-{self.l1_bytes // 1024}k{self.l1_assoc}w-llc-{self.llc_bytes // 1024}k{self.llc_assoc}w-{self.line_size}b"
+
+
+def parse_bytes(text: str, what: str) -> int:
+    """'256KB', '1MB', '8K', '65536' -> bytes."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)(i?[bB])?\s*", str(text))
+    if not m:
+        raise ConfigError(f"{what}: '{text}' is not a size such as 256KB or 1MB")
+    return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+
+
+# Wrappers that take away what differs between runs of the same program (docs/trace.md): a PID
+# namespace (the thread ids glibc stores in memory start from 1) and no address randomisation
+# (the vDSO's address reaches memory). The first that works here is used.
+_ISOLATION = (["unshare", "--pid", "--fork", "--kill-child", "setarch", "-R"],
+              ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "setarch", "-R"],
+              ["setarch", "-R"])
+_isolation: list[str] | None = None
+
+
+def isolation() -> list[str]:
+    global _isolation
+    if _isolation is None:
+        _isolation = []
+        for c in _ISOLATION:
+            if shutil.which(c[0]) and subprocess.run([*c, "true"], capture_output=True).returncode == 0:
+                _isolation = list(c)
+                break
+    return _isolation
+
+
+def valgrind_path() -> str:
+    path = shutil.which("valgrind")
+    if path is None:
+        raise VeilError("valgrind is not installed: install Debian's valgrind package "
+                        "(apt-get install valgrind; `make trace-deps` does it as root)")
+    return path
+
+
+def _tool_source_digest() -> str:
+    return hashlib.sha256((TRACER_DIR / "veiltrace.c").read_bytes()).hexdigest()[:12]
+
+
+_built = False
+
+
+def ensure_tool() -> Path:
+    """Builds the tool with its Makefile when needed; returns the folder for VALGRIND_LIB."""
+    global _built
+    valgrind_path()
+    if not (TRACER_DIR / "Makefile").is_file():
+        raise VeilError(f"the tracer sources are not at {TRACER_DIR} (a Veil checkout is needed to trace)")
+    if not _built:
+        r = subprocess.run(["make", "-s", "-C", str(TRACER_DIR)], capture_output=True, text=True)
+        if r.returncode:
+            last = (r.stdout + r.stderr).strip().splitlines()[-1:] or ["?"]
+            raise VeilError(f"building the veiltrace tool failed: {last[0]}")
+        _built = True
+    return TOOL_LIB
+
+
+def tool_version() -> str:
+    """Names the tool build: its version, the Valgrind it links, its source digest."""
+    return f"veiltrace 1.0 (valgrind {_valgrind_version()}) src {_tool_source_digest()}"
+
+
+def _valgrind_version() -> str:
+    out = subprocess.run([valgrind_path(), "--version"], capture_output=True, text=True).stdout.strip()
+    return out.removeprefix("valgrind-")
+
+
+def _check_writable(out: Path) -> None:
+    if out.is_dir():
+        raise ConfigError(f"--out: {out} is a directory")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise ConfigError(f"--out: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise ConfigError(f"--out: {out} is not writable")
+
+
+def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, cwd: Path | None = None,
+              header: dict | None = None, progress: Callable[[float, int], None] | None = None) -> dict:
+    """Runs `program args` under the tool, writing the compressed trace to `out`; returns the
+    summary (records, blocks, threads, the tool's per-thread stats)."""
+    out = Path(out)
+    _check_writable(out)
+    lib = ensure_tool()
+    exe = shutil.which(program) if os.sep not in program else program
+    if exe is None or not os.access(exe, os.X_OK):
+        raise ConfigError(f"program '{program}' is not an executable or on PATH")
+    patch = {"program": Path(exe).name, "args": list(args), "tool_version": tool_version(), **(header or {})}
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.part")
+    rfd, wfd = os.pipe()
+    cmd = [*isolation(), valgrind_path(), f"--tool={TOOL_NAME}", "-q", f"--out-fd={wfd}", *geometry.tool_args(), exe, *args]
+    env = dict(RUN_ENV, VALGRIND_LIB=str(lib))
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                    pass_fds=(wfd,), cwd=cwd, env=env)
+        except OSError as e:
+            os.close(rfd)
+            raise VeilError(f"cannot start valgrind: {e}") from None
+        finally:
+            os.close(wfd)
+        from veil import _native
+        result: dict = {}
+
+        def pack():
+            try:
+                result["summary"] = json.loads(_native.trace.pack_fd(rfd, str(tmp), json.dumps(patch)))
+            except ValueError as e:
+                result["error"] = str(e)
+
+        t0 = time.monotonic()
+        worker = threading.Thread(target=pack, daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(1.0)
+                if progress and worker.is_alive():
+                    progress(time.monotonic() - t0, tmp.stat().st_size if tmp.exists() else 0)
+            rc = proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            worker.join()
+            tmp.unlink(missing_ok=True)
+            raise
+        err.seek(0)
+        lines = [ln for ln in err.read().decode(errors="replace").splitlines() if ln.strip()]
+    if rc != 0:
+        tmp.unlink(missing_ok=True)
+        why = lines[-1] if lines else "no message"
+        raise VeilError(f"{Path(exe).name} exited with status {rc} under valgrind: {why}")
+    if "error" in result:
+        tmp.unlink(missing_ok=True)
+        raise VeilError(f"packing the trace of {Path(exe).name} failed: {result['error']}")
+    tmp.replace(out)
+    return result["summary"]
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("VEIL_TRACE_CACHE", ".veil/traces"))
+
+
+def ensure_trace(workload: str, *, size: str = "small", threads: int | None = None,
+                 llc_bytes: int = 256 * 1024, llc_assoc: int = 4, l1_bytes: int = 8 * 1024, l1_assoc: int = 1,
+                 line_size: int = 64, ifetch: bool = True, cache: Path | None = None,
+                 progress: Callable[[float, int], None] | None = None) -> Path:
+    """The trace of a suite workload through the given caches, traced on first use and cached
+    by (workload, size, threads, input hash, geometry, tool version)."""
+    w = get_workload(workload)
+    geom = Geometry(l1_bytes, l1_assoc, llc_bytes, llc_assoc, line_size, ifetch)
+    root = Path(cache) if cache is not None else cache_dir()
+    workdir = root / "inputs" / workload
+    inv = w.prepare(size, threads, workdir)
+    t = w.threads if threads is None else threads
+    key = json.dumps({"workload": workload, "size": size, "threads": t, "input": inv.input_hash,
+                      "geometry": asdict(geom), "tool": tool_version()}, sort_keys=True)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    out = root / f"{workload}-{size}-t{t}-{geom.tag()}-{digest}.vtrace"
+    if out.exists():
+        return out
+    root.mkdir(parents=True, exist_ok=True)
+    header = {"workload": workload, "input_hash": inv.input_hash, "threads": t,
+              "extra": {"size": size, "input": w.sizes[size], "cache_key": digest}}
+    run_trace(inv.program, list(inv.args), out, geom, cwd=workdir, header=header, progress=progress)
+    return out

@@ -1,0 +1,72 @@
+"""TACO's datapath interoperates with SEAL bit for bit: its ciphertexts decrypt under SEAL to
+the plaintext it encrypted, and its decryption of SEAL's ciphertexts equals SEAL's, for
+N = 4096/8192/16384 and every k = 2..9 primes SEAL allows at 128-bit security."""
+
+import pytest
+import seal
+
+from veil.core import ConfigError
+from veil.he.params import HEParams, max_log_q
+from veil.he.taco import datapath as dp
+
+
+def _sets():
+    out = []
+    for n in (4096, 8192, 16384):
+        for k in range(2, 10):
+            bits = min(60, max_log_q(n) // k)
+            if bits >= 24:          # SEAL finds enough NTT primes of this size (not of 22 at 16384)
+                out.append((n, k, bits))
+    return out
+
+
+SETS = _sets()
+
+
+def test_parameter_grid_covers_every_degree_and_prime_count():
+    assert {n for n, _, _ in SETS} == {4096, 8192, 16384}
+    assert {k for n, k, _ in SETS if n == 8192} == set(range(2, 10))
+    assert {k for n, k, _ in SETS if n == 16384} == set(range(2, 10))
+    assert len(SETS) == 19
+
+
+@pytest.mark.parametrize("n,k,bits", SETS)
+def test_seal_interop(n, k, bits):
+    keys = dp.seal_keys(HEParams(n, (bits,) * k, 20))
+    m = dp.random_plain(keys, n + k)
+    ours, enc = dp.encrypt(keys, m, bytes([k]) * 64)
+    want = [int(x) for x in m]
+    assert dp.seal_decrypt(keys, ours) == want                      # SEAL reads ours
+    theirs = keys.encryptor.encrypt(dp.plain_from_coeffs(m)).to_string()
+    got, dec = dp.decrypt(keys, theirs)
+    assert got == dp.seal_decrypt(keys, theirs) == want             # we read SEAL's
+    assert dp.decrypt(keys, ours)[0] == want
+    # counts come from running: one NTT of u per key-level prime, two inverse NTTs per prime
+    half_nlogn = n // 2 * (n.bit_length() - 1)
+    assert enc["ntt"]["butterflies"] == k * half_nlogn
+    assert enc["intt"]["butterflies"] == 2 * k * half_nlogn
+    assert dec["ntt"]["butterflies"] == (k - 1) * half_nlogn
+    assert enc["sample_u"]["prng_bytes"] >= n and enc["sample_e"]["prng_bytes"] == 12 * n
+
+
+def test_two_encryptions_differ_and_both_decrypt():
+    keys = dp.seal_keys(HEParams(4096, (36, 36, 37), 20))
+    m = dp.random_plain(keys, 1)
+    a, _ = dp.encrypt(keys, m, b"a" * 64)
+    b, _ = dp.encrypt(keys, m, b"b" * 64)
+    assert a != b
+    assert dp.seal_decrypt(keys, a) == dp.seal_decrypt(keys, b) == [int(x) for x in m]
+
+
+def test_wrong_or_corrupt_inputs_are_config_errors():
+    keys = dp.seal_keys(HEParams(4096, (36, 36, 37), 20))
+    with pytest.raises(ConfigError, match="plaintext"):
+        dp.encrypt(keys, [keys.t], b"s" * 64)
+    ct, _ = dp.encrypt(keys, [1, 2, 3], b"s" * 64)
+    with pytest.raises(ConfigError, match="magic"):
+        dp.decrypt(keys, b"\x00" * len(ct))
+    with pytest.raises(ConfigError, match="header says"):
+        dp.decrypt(keys, ct[:-8])
+    with pytest.raises(ConfigError, match="SEAL rejects|exceeds|cannot build"):
+        dp.seal_keys(HEParams(4096, (60, 60), 20))
+    assert seal.compr_mode_type.none is not None

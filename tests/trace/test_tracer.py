@@ -1,0 +1,126 @@
+"""The veiltrace tool on real programs: the cachegrind cross-check, byte-identical traces, the
+workload suite's two CI workloads, and bad input through the CLI. Skipped (with the reason)
+where Debian's valgrind is not installed (`make trace-deps` installs it as root)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from veil.cli import main
+from veil.trace import TraceReader, ensure_trace, get_workload, read_trace, trace_stats
+from veil.trace.crosscheck import compare
+from veil.trace.runner import Geometry
+
+pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None,
+                                reason="valgrind is not installed (apt-get install valgrind; make trace-deps)")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("traces")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["mcf", "mgrid"])
+def test_llc_misses_match_cachegrind(cache, name):
+    inv = get_workload(name).prepare("small", None, cache / "inputs" / name)
+    c = compare(inv.program, list(inv.args), Geometry(), cache / "inputs" / name)
+    assert c["cachegrind"]["ll_misses"] > 100_000
+    assert c["ll_miss_error"] < 0.01, c
+    assert c["insts_error"] < 0.01, c
+
+
+@pytest.mark.slow
+def test_same_input_gives_the_same_bytes(cache):
+    first = ensure_trace("mcf", cache=cache)
+    data = first.read_bytes()
+    first.unlink()
+    second = ensure_trace("mcf", cache=cache)
+    assert second == first
+    assert second.read_bytes() == data
+    assert ensure_trace("mcf", cache=cache) == first       # cached: no third run
+
+
+@pytest.mark.slow
+def test_gzip_trace(cache):
+    p = ensure_trace("gzip", cache=cache)
+    with TraceReader(p) as r:
+        h = r.header
+    assert h["workload"] == "gzip" and h["args"][-1] == "input-1048576.dat" and len(h["input_hash"]) == 64
+    assert h["llc"] == {"size": 262144, "assoc": 4} and h["line_size"] == 64
+    s = trace_stats(p)
+    tool = s["summary"]["stats"]["threads"][0]
+    assert s["fills"] == tool["load_fills"] + tool["store_fills"] > 1000
+    assert s["writebacks"] == tool["writebacks"]
+    assert s["insts"] == tool["insts"] > 10**8
+    assert s["top_values"][0][0] == 0                   # zero is the most frequent fetched word
+    assert 0 < s["coverage"][8] <= s["coverage"][16] <= s["coverage"][32] < 1
+    # A compressed trace of 1 MiB of input: the fills carry the input's bytes.
+    _, recs = read_trace(p)
+    text = recs["data"][recs["kind"] != 2].tobytes()
+    assert b"tion" in text
+
+
+@pytest.mark.slow
+def test_radix_four_threads(cache):
+    p = ensure_trace("radix", cache=cache)
+    _, recs = read_trace(p)
+    s = trace_stats(p)
+    tool = s["summary"]["stats"]["threads"]
+    assert len(tool) == 4 and sorted(np.unique(recs["thread"])) == [0, 1, 2, 3]
+    for t in range(4):
+        mine = recs[recs["thread"] == t]
+        assert np.count_nonzero(mine["kind"] != 2) == tool[t]["load_fills"] + tool[t]["store_fills"]
+        assert int(mine["insts"].sum()) <= tool[t]["insts"]
+        assert int(mine["llc_hits"].sum()) <= tool[t]["llc_hits"]
+    # The three workers sort equal slices: the same instructions, to within the pthread calls.
+    w = [tool[t]["insts"] for t in (1, 2, 3)]
+    assert max(w) - min(w) < 0.001 * max(w)
+    assert np.all(recs["addr"] % 64 == 0)
+
+
+def run_cli(capsys, *argv):
+    rc = main(["trace", *argv])
+    out = capsys.readouterr()
+    return rc, out.out + out.err
+
+
+def test_bad_input_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("VEIL_TRACE_CACHE", str(tmp_path / "cache"))
+    rc, text = run_cli(capsys, "run", "nope")
+    assert rc == 2 and "unknown workload 'nope'" in text and "Traceback" not in text
+    bad = tmp_path / "bad.vtrace"
+    bad.write_bytes(b"VEILTRC\0" + b"\x01\0\0\0" + b"\x05\0\0\0{}")
+    rc, text = run_cli(capsys, "stats", str(bad))
+    assert rc == 2 and "truncated at byte" in text and len(text.strip().splitlines()) == 1
+    rc, text = run_cli(capsys, "run", "--cmd", "--out", str(tmp_path / "no" / "x.vtrace"), "--", "true")
+    assert rc == 2 and "does not exist" in text
+    rc, text = run_cli(capsys, "run", "--cmd", "--out", str(tmp_path / "f.vtrace"), "--", "false")
+    assert rc == 1 and "exited with status 1" in text and len(text.strip().splitlines()) == 1
+    assert not (tmp_path / "f.vtrace").exists()
+    rc, text = run_cli(capsys, "run", "gzip", "--llc", "300KB")
+    assert rc == 2 and "not a power of two" in text
+
+
+def test_missing_valgrind_is_one_line(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "veil.cli", "trace", "run", "--cmd", "--out", str(tmp_path / "x"),
+                        "--", "/bin/true"], env=env, capture_output=True, text=True)
+    assert r.returncode == 1 and "valgrind is not installed" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cmd_trace(tmp_path, capsys):
+    out = tmp_path / "ls.vtrace"
+    rc, text = run_cli(capsys, "run", "--cmd", "--out", str(out), "--", "/bin/ls", "-l", "/")
+    assert rc == 0 and "records" in text
+    h, recs = read_trace(out)
+    assert h["program"] == "ls" and h["args"] == ["-l", "/"] and len(recs) > 100
+    rc, text = run_cli(capsys, "stats", str(out), "--json")
+    assert json.loads(text)["records"] == len(recs)
