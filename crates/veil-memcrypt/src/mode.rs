@@ -59,6 +59,8 @@ impl CipherKind {
     }
 }
 
+// One per key of a memory: boxing the larger variant would only add an indirection per block.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 enum Block {
     Aes(AesCipher),
