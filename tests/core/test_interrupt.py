@@ -18,6 +18,7 @@ LONG_RUNS = {
     "enclave": 'experiment = "enclave.server"\nrequests = 10000000\n',
     "crypto": 'experiment = "crypto.throughput"\nengine = "aes-128-gcm"\nsize = 65536\nmin_seconds = 60\n',
     "he": 'experiment = "he.digits"\nimages = 360\n',
+    "memcrypt": 'experiment = "memcrypt.run"\nworkload = "synthetic-pointer"\nmax_records = 10000000000\n',
 }
 
 

@@ -8,6 +8,7 @@ mod interrupt;
 mod memnet;
 mod oram;
 mod enclave;
+mod memcrypt;
 mod trace;
 mod he_taco;
 
@@ -32,6 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     memnet::register(m)?;
     oram::register(m)?;
     enclave::register(m)?;
+    memcrypt::register(m)?;
     trace::register(m)?;
     he_taco::register(m)?;
     Ok(())

@@ -1,0 +1,214 @@
+//! The timing model's configuration. Every default is the paper's Table 2 machine where the
+//! paper gives a value; the others are documented choices (docs/memcrypt.md lists each with its
+//! source).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::mode::CipherKind;
+use crate::secure::{Mode, Scheme};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// false: the unprotected machine (no decryption or authentication at all).
+    pub encryption: bool,
+    /// "direct" (OCB-like) or "counter".
+    pub mode: String,
+    /// "aes128", "aes256" or "tdes" (direct mode only).
+    pub cipher: String,
+    /// Frequent value ciphertext speculation.
+    pub ct_speculation: bool,
+    /// Frequent value MAC speculation.
+    pub mac_speculation: bool,
+    /// Re-order frequent 64-bit words into pairs (128-bit ciphers), with the bitmap.
+    pub reorder: bool,
+    /// "secure": data is used only after decryption and authentication; "relaxed": after
+    /// decryption (authentication finishes off the critical path).
+    pub policy: String,
+    /// Counter mode: pads are computed when the miss is issued (counters on chip); false:
+    /// after the line arrives.
+    pub pad_precompute: bool,
+    /// Frequent values N.
+    pub fvt_size: usize,
+    /// Candidate filter entries (power of two).
+    pub fvt_candidates: usize,
+    /// Sightings a candidate needs to enter the FVT.
+    pub fvt_promote: u32,
+    /// Core clock, GHz (Table 2: 1).
+    pub freq_ghz: f64,
+    /// Dispatch/issue width (Table 2: 8).
+    pub width: u32,
+    /// Sustained IPC between L2 misses (dependences, branches, L1 misses); dispatch runs at
+    /// min(width, ilp).
+    pub ilp: f64,
+    /// Reorder buffer entries.
+    pub rob: u64,
+    /// Outstanding L2 load misses (MSHRs).
+    pub mshrs: usize,
+    /// L2 hit latency, cycles (Table 2: 4 at 256 KB, 8 at 1 MB); a miss is known after it.
+    pub l2_latency: f64,
+    /// Cache line bytes (Table 2: 64); a trace with another line size is refused.
+    pub line_bytes: u32,
+    /// Core clocks per memory-bus clock (Table 2: 200 MHz bus at 1 GHz = 5; Fig. 9: 4 and 6).
+    pub cpu_mem_ratio: f64,
+    /// Memory bus width, bytes (Table 2: 8).
+    pub bus_bytes: u32,
+    /// SDRAM banks.
+    pub dram_banks: u32,
+    /// SDRAM row (page) bytes.
+    pub dram_row_bytes: u64,
+    /// CAS latency, bus clocks (Table 2: 20).
+    pub t_cas: f64,
+    /// RAS-to-CAS, bus clocks (Table 2: 7).
+    pub t_rcd: f64,
+    /// Precharge, bus clocks (Table 2: 7).
+    pub t_rp: f64,
+    /// AES latency, ns (Table 2: 65).
+    pub aes_latency_ns: f64,
+    /// AES pipeline stages (paper §4: each of 14 rounds pipelined into 4-7 stages).
+    pub aes_stages: u32,
+    /// TDES latency, ns (Table 2: 96).
+    pub tdes_latency_ns: f64,
+    /// TDES pipeline stages (Table 2: 48).
+    pub tdes_stages: u32,
+    /// Replicated pipelined engines, shared by demand, MAC and speculative work.
+    pub engines: u32,
+    /// CAM compare of a speculated ciphertext or MAC, cycles.
+    pub compare_cycles: f64,
+    /// Bitmap cache entries (one 64-byte bitmap line = one 4 KB page each; 128 = 8 KB, §3.2.2).
+    pub bitmap_cache_entries: usize,
+    /// Bitmap cache ways.
+    pub bitmap_cache_ways: usize,
+    /// Beyond the paper: each line's bitmap travels with its MACs (pad-encrypted), so no bitmap
+    /// line is fetched, but speculation cannot know the pairs before the line arrives.
+    pub bitmap_inline: bool,
+    /// Key seed for the functional model.
+    pub seed: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            encryption: true,
+            mode: "direct".into(),
+            cipher: "aes256".into(),
+            ct_speculation: true,
+            mac_speculation: true,
+            reorder: true,
+            policy: "secure".into(),
+            pad_precompute: true,
+            fvt_size: 8,
+            fvt_candidates: 256,
+            fvt_promote: 4,
+            freq_ghz: 1.0,
+            width: 8,
+            ilp: 2.0,
+            rob: 128,
+            mshrs: 16,
+            l2_latency: 4.0,
+            line_bytes: 64,
+            cpu_mem_ratio: 5.0,
+            bus_bytes: 8,
+            dram_banks: 4,
+            dram_row_bytes: 4096,
+            t_cas: 20.0,
+            t_rcd: 7.0,
+            t_rp: 7.0,
+            aes_latency_ns: 65.0,
+            aes_stages: 65,
+            tdes_latency_ns: 96.0,
+            tdes_stages: 48,
+            engines: 4,
+            compare_cycles: 1.0,
+            bitmap_cache_entries: 128,
+            bitmap_cache_ways: 4,
+            bitmap_inline: false,
+            seed: 1,
+        }
+    }
+}
+
+fn pos(name: &str, v: f64) -> Result<()> {
+    if !(v.is_finite() && v > 0.0) {
+        return Err(Error::config(format!("{name}: must be a positive number, got {v}")));
+    }
+    Ok(())
+}
+
+fn nonneg(name: &str, v: f64) -> Result<()> {
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(Error::config(format!("{name}: must be >= 0, got {v}")));
+    }
+    Ok(())
+}
+
+impl Config {
+    /// Checks every field; returns the scheme.
+    pub fn validate(&self) -> Result<Scheme> {
+        let mode = Mode::parse(&self.mode)?;
+        let cipher = CipherKind::parse(&self.cipher)?;
+        let scheme = Scheme::new(mode, cipher, self.reorder)?;
+        if self.policy != "secure" && self.policy != "relaxed" {
+            return Err(Error::config(format!("policy: unknown policy '{}' (known: secure, relaxed)", self.policy)));
+        }
+        if self.fvt_size == 0 || self.fvt_size > 64 {
+            return Err(Error::config(format!("fvt_size: must be 1..64 frequent values, got {}", self.fvt_size)));
+        }
+        if !self.fvt_candidates.is_power_of_two() || self.fvt_candidates > 1 << 20 {
+            return Err(Error::config(format!(
+                "fvt_candidates: must be a power of two up to 2^20, got {}",
+                self.fvt_candidates
+            )));
+        }
+        if self.fvt_promote == 0 {
+            return Err(Error::config("fvt_promote: must be >= 1"));
+        }
+        pos("freq_ghz", self.freq_ghz)?;
+        pos("ilp", self.ilp)?;
+        if self.width == 0 {
+            return Err(Error::config("width: must be >= 1"));
+        }
+        if self.rob == 0 || self.mshrs == 0 {
+            return Err(Error::config("rob, mshrs: must be >= 1"));
+        }
+        nonneg("l2_latency", self.l2_latency)?;
+        if self.line_bytes != 64 {
+            return Err(Error::config(format!(
+                "line_bytes: the model encrypts 64-byte lines (Table 2), got {}",
+                self.line_bytes
+            )));
+        }
+        if !(self.cpu_mem_ratio.is_finite() && self.cpu_mem_ratio >= 1.0) {
+            return Err(Error::config(format!(
+                "cpu_mem_ratio: the memory bus cannot run faster than the core (ratio >= 1), got {}",
+                self.cpu_mem_ratio
+            )));
+        }
+        if self.bus_bytes == 0 || 64 % self.bus_bytes != 0 {
+            return Err(Error::config(format!("bus_bytes: must divide 64, got {}", self.bus_bytes)));
+        }
+        if self.dram_banks == 0 || self.dram_row_bytes < 64 || !self.dram_row_bytes.is_power_of_two() {
+            return Err(Error::config("dram_banks >= 1 and dram_row_bytes a power of two >= 64"));
+        }
+        for (n, v) in [("t_cas", self.t_cas), ("t_rcd", self.t_rcd), ("t_rp", self.t_rp)] {
+            nonneg(n, v)?;
+        }
+        nonneg("aes_latency_ns", self.aes_latency_ns)?;
+        nonneg("tdes_latency_ns", self.tdes_latency_ns)?;
+        nonneg("compare_cycles", self.compare_cycles)?;
+        if self.aes_stages == 0 || self.tdes_stages == 0 || self.engines == 0 {
+            return Err(Error::config("aes_stages, tdes_stages, engines: must be >= 1"));
+        }
+        if self.bitmap_cache_ways == 0
+            || self.bitmap_cache_entries < self.bitmap_cache_ways
+            || self.bitmap_cache_entries % self.bitmap_cache_ways != 0
+        {
+            return Err(Error::config(format!(
+                "bitmap_cache_entries: must be a positive multiple of bitmap_cache_ways ({}), got {}",
+                self.bitmap_cache_ways, self.bitmap_cache_entries
+            )));
+        }
+        Ok(scheme)
+    }
+}

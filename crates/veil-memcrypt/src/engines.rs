@@ -1,0 +1,158 @@
+//! The crypto engines: `engines` identical pipelines, each accepting one block operation per
+//! stage time (latency / stages) and finishing it `latency` later, so the pool as a whole has
+//! one issue slot every latency / stages / engines cycles. Demand work (offsets or pads,
+//! decryption, MAC checks), speculative work (candidate encryptions and MACs) and writeback
+//! encryption all take slots from one calendar: a request for n operations ready at t takes the
+//! first n free slots from t on, wherever earlier requests left gaps (a request may be booked for
+//! the future, e.g. a line's decryption when it will have arrived). Requests are served in the
+//! order they are made; the timing model makes a miss's demand requests before its speculation,
+//! and cancels speculation that could only finish after the demand path (it books only slots
+//! before a deadline). A miss's candidates still occupy slots the misses behind it want, which is
+//! why a larger FVT can make a burst of misses slower (paper §6.4).
+
+/// Slots remembered ahead of the oldest one still bookable (a power of two, in u64 words × 64).
+const HORIZON_WORDS: usize = 1 << 14;
+const HORIZON: u64 = (HORIZON_WORDS * 64) as u64;
+
+#[derive(Clone, Debug)]
+pub struct Engines {
+    /// Core cycles between issue slots of the pool.
+    pub iv: f64,
+    /// Core cycles from issue to result.
+    pub lat: f64,
+    /// Occupied slots, a ring over [base, base + HORIZON).
+    busy: Vec<u64>,
+    base: u64,
+    pub demand_ops: u64,
+    pub spec_ops: u64,
+}
+
+impl Engines {
+    pub fn new(latency_cycles: f64, stages: u32, engines: u32) -> Self {
+        Engines {
+            iv: latency_cycles / stages as f64 / engines as f64,
+            lat: latency_cycles,
+            busy: vec![0; HORIZON_WORDS],
+            base: 0,
+            demand_ops: 0,
+            spec_ops: 0,
+        }
+    }
+
+    /// The first slot an operation ready at `t` can take.
+    #[inline]
+    pub fn slot(&self, t: f64) -> u64 {
+        (t / self.iv).ceil().max(0.0) as u64
+    }
+
+    /// Issue time of slot `s`.
+    #[inline]
+    pub fn time(&self, s: u64) -> f64 {
+        s as f64 * self.iv
+    }
+
+    /// Moves the window so that slot `s` fits, forgetting the oldest slots.
+    fn reach(&mut self, s: u64) {
+        if s < self.base + HORIZON {
+            return;
+        }
+        let new_base = (s - HORIZON / 2) & !63;
+        let mut w = self.base;
+        while w < new_base.min(self.base + HORIZON) {
+            self.busy[((w / 64) as usize) & (HORIZON_WORDS - 1)] = 0;
+            w += 64;
+        }
+        self.base = new_base;
+    }
+
+    /// Books up to `n` operations ready at `t` into free slots before slot `limit` (exclusive),
+    /// in slot order; returns how many were booked. For each op index in `targets` (ascending)
+    /// that was booked, `slots` gets its slot at the same position. Works a 64-slot word at a
+    /// time: a miss's few hundred candidates cost a few word operations, not one step each.
+    pub fn book(&mut self, t: f64, n: u64, limit: u64, targets: &[u64], slots: &mut [u64]) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        if self.iv <= 0.0 {
+            // Zero latency: unlimited throughput, every operation issues at once.
+            slots[..targets.len()].fill(0);
+            return n;
+        }
+        let mut s = self.slot(t).max(self.base);
+        let mut k = 0u64;
+        let mut ti = 0;
+        while k < n && s < limit {
+            self.reach(s);
+            let wi = ((s / 64) as usize) & (HORIZON_WORDS - 1);
+            let word_base = s & !63;
+            let mut free = !self.busy[wi] & (u64::MAX << (s % 64));
+            if limit < word_base + 64 {
+                free &= (1u64 << (limit - word_base)) - 1;
+            }
+            let avail = free.count_ones() as u64;
+            let take = avail.min(n - k);
+            if take < avail {
+                // Keep only the lowest `take` free slots.
+                let mut f = free;
+                for _ in 0..take {
+                    f &= f - 1;
+                }
+                free &= !f;
+            }
+            self.busy[wi] |= free;
+            while ti < targets.len() && targets[ti] < k + take {
+                let mut f = free;
+                for _ in 0..(targets[ti] - k) {
+                    f &= f - 1;
+                }
+                slots[ti] = word_base + f.trailing_zeros() as u64;
+                ti += 1;
+            }
+            k += take;
+            s = word_base + 64;
+        }
+        k
+    }
+
+    /// Books `n` demand operations ready at `t`; returns the completion time of the last.
+    #[inline]
+    pub fn demand(&mut self, t: f64, n: u64) -> f64 {
+        self.demand_ops += n;
+        let mut last = [0u64];
+        self.book(t, n, u64::MAX, &[n - 1], &mut last);
+        if self.iv <= 0.0 {
+            return t + self.lat;
+        }
+        self.time(last[0]) + self.lat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipelined_pool_issues_one_op_per_slot_and_fills_gaps() {
+        // 48-stage TDES at 96 cycles on 2 engines: one slot per cycle.
+        let mut e = Engines::new(96.0, 48, 2);
+        assert_eq!(e.iv, 1.0);
+        // Decryption booked for when its line arrives (t = 300) ...
+        assert_eq!(e.demand(300.0, 8), 307.0 + 96.0);
+        // ... leaves the slots before it to a miss issued now.
+        assert_eq!(e.demand(10.0, 1), 10.0 + 96.0);
+        // Speculation from 295 takes 295..299, skips the booked 300..307, goes on at 308.
+        let mut slots = [0u64; 8];
+        let n = e.book(295.0, 8, u64::MAX, &[0, 1, 2, 3, 4, 5, 6, 7], &mut slots);
+        assert_eq!(n, 8);
+        assert_eq!(slots, [295, 296, 297, 298, 299, 308, 309, 310]);
+        // A deadline cuts a request short.
+        assert_eq!(e.book(311.0, 10, 315, &[], &mut []), 4);
+        // Across words: 200 ops from slot 311 skip nothing (all free) and end at 510.
+        let mut last = [0u64; 2];
+        assert_eq!(e.book(311.0, 200, u64::MAX, &[0, 199], &mut last), 200);
+        assert_eq!(last, [315, 514]);
+        // Far in the future the window moves on and old slots are forgotten.
+        assert_eq!(e.demand(1e9, 1), 1e9 + 96.0);
+        assert_eq!(e.demand(1e9, 1), 1e9 + 1.0 + 96.0);
+    }
+}

@@ -1,0 +1,221 @@
+//! Where records come from: a veil-trace file (real programs) or the synthetic generator, and
+//! the JSON entry points the bindings call.
+
+use serde::{Deserialize, Serialize};
+use veil_trace::TraceReader;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::fvt::Fvt;
+use crate::layout;
+use crate::record::{Kind, Record};
+use crate::secure::SecureMemory;
+use crate::sim::{Results, Sim};
+use crate::synth::{Synth, SynthConfig};
+
+/// A run: the machine, and either a trace file or a synthetic stream.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    #[serde(default)]
+    pub config: Config,
+    #[serde(default)]
+    pub trace: Option<String>,
+    #[serde(default)]
+    pub synth: Option<SynthConfig>,
+    /// Stop after this many records (0 = the whole trace).
+    #[serde(default)]
+    pub max_records: u64,
+}
+
+fn convert(r: &veil_trace::Record) -> Record {
+    let mut data = [0u8; 64];
+    data.copy_from_slice(&r.data[..64]);
+    Record {
+        thread: r.thread,
+        kind: match r.kind {
+            veil_trace::Kind::LoadFill => Kind::LoadFill,
+            veil_trace::Kind::StoreFill => Kind::StoreFill,
+            veil_trace::Kind::Writeback => Kind::Writeback,
+        },
+        addr: r.addr,
+        insts: r.insts,
+        llc_hits: r.llc_hits as u64,
+        data,
+    }
+}
+
+/// Feeds every record of the run's input to `f`; polls `interrupted` every 64 Ki records.
+pub fn for_each(run: &Run, interrupted: &dyn Fn() -> bool, mut f: impl FnMut(&Record) -> Result<()>) -> Result<()> {
+    let limit = if run.max_records == 0 { u64::MAX } else { run.max_records };
+    let mut n = 0u64;
+    match (&run.trace, &run.synth) {
+        (Some(path), None) => {
+            let mut rd = TraceReader::open(path).map_err(|e| Error::config(format!("trace: {path}: {e}")))?;
+            let ls = rd.header().line_size;
+            if ls != run.config.line_bytes {
+                return Err(Error::config(format!(
+                    "trace: {path} has {ls}-byte lines; memcrypt encrypts {}-byte lines (Table 2)",
+                    run.config.line_bytes
+                )));
+            }
+            let mut tr = veil_trace::Record::default();
+            while n < limit && rd.next_into(&mut tr).map_err(|e| Error::config(format!("trace: {path}: {e}")))? {
+                if n & 0xFFFF == 0 && interrupted() {
+                    return Err(Error::Interrupted);
+                }
+                f(&convert(&tr))?;
+                n += 1;
+            }
+        }
+        (None, Some(s)) => {
+            for rec in Synth::new(s.clone()) {
+                if n >= limit {
+                    break;
+                }
+                if n & 0xFFFF == 0 && interrupted() {
+                    return Err(Error::Interrupted);
+                }
+                f(&rec)?;
+                n += 1;
+            }
+        }
+        _ => return Err(Error::config("input: give exactly one of 'trace' (a file) and 'synth' (a generator)")),
+    }
+    Ok(())
+}
+
+/// The timing model over the run's input.
+pub fn simulate_run(run: &Run, interrupted: &dyn Fn() -> bool) -> Result<Results> {
+    let mut sim = Sim::new(&run.config)?;
+    for_each(run, interrupted, |r| {
+        sim.step(r);
+        Ok(())
+    })?;
+    Ok(sim.finish())
+}
+
+/// What the functional model found over a whole input.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Check {
+    pub fetches: u64,
+    pub writebacks: u64,
+    /// Fetches that decrypted and authenticated, but to other bytes than the trace's: memory
+    /// changed behind the cache (a device or the kernel wrote it, e.g. a file read). The line is
+    /// then written again as such a write would (a decryption error would fail its MAC instead,
+    /// since MACs cover the plaintext). Zero on a consistent (synthetic) trace.
+    pub external_updates: u64,
+    /// MAC failures on untampered memory.
+    pub integrity_failures: u64,
+    pub ct_hits: u64,
+    pub mac_hits: u64,
+    pub false_hits: u64,
+    pub chunks: u64,
+    pub spec_ops: u64,
+}
+
+/// Replays the input through the functional model (real ciphers, MACs and speculation).
+pub fn check_run(run: &Run, interrupted: &dyn Fn() -> bool) -> Result<Check> {
+    let scheme = run.config.validate()?;
+    let mut mem = SecureMemory::new(scheme, run.config.seed)?;
+    let mut fvt = Fvt::new(run.config.fvt_size, run.config.fvt_candidates, run.config.fvt_promote);
+    let mut c = Check::default();
+    for_each(run, interrupted, |r| {
+        let line = r.addr >> 6;
+        match r.kind {
+            Kind::Writeback => {
+                c.writebacks += 1;
+                mem.write_line(line, &r.data, &fvt)?;
+            }
+            _ => {
+                if !mem.contains(line) {
+                    mem.write_line(line, &r.data, &fvt)?;
+                }
+                c.fetches += 1;
+                match mem.fetch_line(line, &fvt) {
+                    Ok(f) => {
+                        if f.plaintext != r.data {
+                            c.external_updates += 1;
+                            mem.write_line(line, &r.data, &fvt)?;
+                        }
+                        c.ct_hits += f.ct_hits as u64;
+                        c.mac_hits += f.mac_hits as u64;
+                        c.false_hits += f.false_hits as u64;
+                        c.chunks += f.chunks as u64;
+                        c.spec_ops += f.spec_ops;
+                    }
+                    Err(Error::Integrity(_)) => c.integrity_failures += 1,
+                    Err(e) => return Err(e),
+                }
+                for x in layout::words(&r.data) {
+                    fvt.observe(x);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(c)
+}
+
+fn parse(json: &str) -> std::result::Result<Run, String> {
+    serde_json::from_str(json).map_err(|e| format!("config: {e}"))
+}
+
+/// JSON in, JSON out (the bindings' entry point).
+pub fn simulate_json(json: &str, interrupted: &dyn Fn() -> bool) -> std::result::Result<String, Error> {
+    let run = parse(json).map_err(Error::Config)?;
+    let r = simulate_run(&run, interrupted)?;
+    Ok(serde_json::to_string(&r).expect("results serialise"))
+}
+
+pub fn check_json(json: &str, interrupted: &dyn Fn() -> bool) -> std::result::Result<String, Error> {
+    let run = parse(json).map_err(Error::Config)?;
+    let r = check_run(&run, interrupted)?;
+    Ok(serde_json::to_string(&r).expect("results serialise"))
+}
+
+pub fn default_config_json() -> String {
+    serde_json::to_string(&Config::default()).expect("config serialises")
+}
+
+/// Writes a synthetic miss stream to a veil-trace file with the given line size (the first
+/// `line_size` bytes of each line), so that the trace path can be exercised without a tracer.
+pub fn write_synth_trace(path: &str, line_size: u32, synth: &SynthConfig) -> Result<u64> {
+    let io = |e: veil_trace::TraceError| Error::config(format!("trace: {path}: {e}"));
+    let mut w = veil_trace::TraceWriter::create(path, &veil_trace::synthetic::header(1, line_size)).map_err(io)?;
+    let ls = line_size as usize;
+    let mut n = 0;
+    for r in Synth::new(synth.clone()) {
+        let mut data = [0u8; veil_trace::MAX_LINE];
+        data[..ls].copy_from_slice(&r.data[..ls.min(64)]);
+        let kind = match r.kind {
+            Kind::LoadFill => veil_trace::Kind::LoadFill,
+            Kind::StoreFill => veil_trace::Kind::StoreFill,
+            Kind::Writeback => veil_trace::Kind::Writeback,
+        };
+        w.write(&veil_trace::Record { thread: r.thread, kind, addr: r.addr, insts: r.insts, llc_hits: r.llc_hits as u32, data })
+            .map_err(io)?;
+        n += 1;
+    }
+    w.finish().map_err(io)?;
+    Ok(n)
+}
+
+/// Speed of the model alone: reads the input into memory, then times the timing model over it.
+/// Returns (records, seconds to read and decode, seconds of the model).
+pub fn time_model(run: &Run) -> Result<(u64, f64, f64)> {
+    let t = std::time::Instant::now();
+    let mut recs = Vec::new();
+    for_each(run, &|| false, |r| {
+        recs.push(*r);
+        Ok(())
+    })?;
+    let read = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    let mut sim = Sim::new(&run.config)?;
+    for r in &recs {
+        sim.step(r);
+    }
+    std::hint::black_box(sim.finish());
+    Ok((recs.len() as u64, read, t.elapsed().as_secs_f64()))
+}

@@ -1,0 +1,335 @@
+//! The functional model: an encrypted, authenticated memory holding real lines, and the
+//! speculation engine run on them with real cryptography.
+//!
+//! Each stored line is its ciphertext, one 64-bit MAC per cipher-size chunk and its nonce (the
+//! per-line counter; the processor keeps nonces in trusted storage, so they are not part of
+//! what an attacker can modify here). MACs are veil-crypto's truncated CMAC-AES-128 over
+//! (line, nonce, chunk index, chunk size, plaintext chunk), binding each chunk to its place and
+//! version. They cover the plaintext, as OCB's tag does (it encrypts the plaintext checksum):
+//! that is what lets the processor compute a frequent value's MAC in parallel with its
+//! ciphertext. The tag is a PRF output on an input that never repeats (the nonce is fresh on
+//! every write), so it reveals nothing about the value; verifying it needs the decrypted
+//! chunk, which is why demand authentication follows decryption. Under a 128-bit cipher with re-ordering, the 8-bit bitmap of
+//! every line lives in *bitmap lines*: the 64 bitmaps of a 4 KB page form one 64-byte line,
+//! stored encrypted and MACed like data (at a reserved line index), and bumped to a new nonce
+//! each time one of its bitmaps changes.
+//!
+//! A fetch runs the speculation engine first, as the processor would while the line is in
+//! flight: for every chunk it encrypts each candidate from the frequent value table (single
+//! values under TDES, pairs under AES) with the line's offsets (or XORs it with the counter-mode
+//! pad), compares with the fetched ciphertext, and for a match computes the candidate's MAC and
+//! compares it with the fetched MAC. Then it authenticates and decrypts the line normally and
+//! counts every speculative hit whose value differs from the true decryption (a false hit; there
+//! must be none).
+
+use std::collections::HashMap;
+
+use veil_crypto::LineMac;
+
+use crate::error::{Error, Result};
+use crate::fvt::Fvt;
+use crate::layout;
+use crate::mode::{load, store, CipherKind, CounterMode, DirectMode};
+
+/// Line indices at and above this hold bitmap lines (one per 4 KB page of data).
+pub const BITMAP_REGION: u64 = 1 << 58;
+/// Data lines per bitmap line (64 lines of 64 bytes: one 4 KB page).
+pub const LINES_PER_BITMAP: u64 = 64;
+
+/// Direct (OCB-like) or counter-mode encryption.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Direct,
+    Counter,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "direct" => Ok(Mode::Direct),
+            "counter" => Ok(Mode::Counter),
+            _ => Err(Error::config(format!("mode: unknown mode '{s}' (known: direct, counter)"))),
+        }
+    }
+}
+
+/// An encryption scheme: mode, cipher and whether 64-bit frequent words are re-ordered into
+/// pairs (only meaningful for 128-bit chunks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scheme {
+    pub mode: Mode,
+    pub cipher: CipherKind,
+    pub reorder: bool,
+}
+
+impl Scheme {
+    pub fn new(mode: Mode, cipher: CipherKind, reorder: bool) -> Result<Self> {
+        if mode == Mode::Counter && cipher == CipherKind::Tdes {
+            return Err(Error::config(
+                "cipher: counter mode takes its pads from AES-CTR; 'tdes' cannot be used with mode 'counter'",
+            ));
+        }
+        Ok(Scheme { mode, cipher, reorder })
+    }
+
+    pub fn chunk_bytes(&self) -> usize {
+        self.cipher.chunk_bytes()
+    }
+
+    pub fn chunks(&self) -> usize {
+        64 / self.chunk_bytes()
+    }
+
+    /// Whether lines are stored re-ordered with a bitmap.
+    pub fn reorders(&self) -> bool {
+        self.reorder && self.chunk_bytes() == 16
+    }
+}
+
+/// What memory holds for one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stored {
+    pub ct: [u8; 64],
+    pub tags: [[u8; 8]; 8],
+    pub nonce: u64,
+}
+
+/// The outcome of one fetch.
+#[derive(Clone, Debug)]
+pub struct Fetch {
+    pub plaintext: [u8; 64],
+    pub chunks: u32,
+    /// Chunks whose fetched ciphertext matched a speculated one.
+    pub ct_hits: u32,
+    /// Chunks whose fetched MAC also matched the speculated MAC.
+    pub mac_hits: u32,
+    /// Speculative hits whose value differs from the true decryption.
+    pub false_hits: u32,
+    /// Speculative cipher operations (candidate encryptions) issued.
+    pub spec_ops: u64,
+    /// 64-bit words of the line in the FVT at fetch time.
+    pub frequent_words: u32,
+    /// Those words that sit in a chunk the speculation hit.
+    pub predicted_words: u32,
+}
+
+/// Keyed encrypted memory (see the module doc).
+pub struct SecureMemory {
+    scheme: Scheme,
+    direct: Option<DirectMode>,
+    counter: Option<CounterMode>,
+    mac: LineMac,
+    lines: HashMap<u64, Stored>,
+    bitmaps: HashMap<u64, Stored>,
+}
+
+/// Keys derived from a seed (a simulation stand-in for keys fused into the processor).
+fn key(seed: u64, label: u64, n: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n);
+    let mut x = veil_core::rng::splitmix64(seed ^ label.wrapping_mul(0xA24B_AED4_963E_E407));
+    while out.len() < n {
+        x = veil_core::rng::splitmix64(x);
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(n);
+    out
+}
+
+impl SecureMemory {
+    pub fn new(scheme: Scheme, seed: u64) -> Result<Self> {
+        let kb = scheme.cipher.key_bytes();
+        let (direct, counter) = match scheme.mode {
+            Mode::Direct => (Some(DirectMode::new(scheme.cipher, &key(seed, 1, kb), &key(seed, 2, kb))?), None),
+            Mode::Counter => (None, Some(CounterMode::new(&key(seed, 3, kb))?)),
+        };
+        let mac = LineMac::new(&key(seed, 4, 16)).map_err(Error::crypto)?;
+        Ok(SecureMemory { scheme, direct, counter, mac, lines: HashMap::new(), bitmaps: HashMap::new() })
+    }
+
+    pub fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
+    fn seal(&self, line: u64, nonce: u64, pt: &[u8; 64]) -> Stored {
+        let ct = match (&self.direct, &self.counter) {
+            (Some(d), _) => d.encrypt_line(line, nonce, pt),
+            (_, Some(c)) => xor64(pt, &c.pad(line, nonce)),
+            _ => unreachable!("a memory has one mode"),
+        };
+        let mut tags = [[0u8; 8]; 8];
+        let cb = self.scheme.chunk_bytes();
+        let t = self.mac.line_macs(line, nonce, pt, cb).expect("64-byte line, 8/16-byte chunks");
+        tags[..t.len()].copy_from_slice(&t);
+        Stored { ct, tags, nonce }
+    }
+
+    fn open(&self, line: u64, s: &Stored, what: &str) -> Result<[u8; 64]> {
+        let n = self.scheme.chunks();
+        let pt = match (&self.direct, &self.counter) {
+            (Some(d), _) => d.decrypt_line(line, s.nonce, &s.ct),
+            (_, Some(c)) => xor64(&s.ct, &c.pad(line, s.nonce)),
+            _ => unreachable!("a memory has one mode"),
+        };
+        self.mac
+            .verify_line(line, s.nonce, &pt, self.scheme.chunk_bytes(), &s.tags[..n])
+            .map_err(|e| Error::Integrity(format!("{what}: {e}")))?;
+        Ok(pt)
+    }
+
+    fn bitmap_of(&self, line: u64) -> Result<u8> {
+        let page = line / LINES_PER_BITMAP;
+        match self.bitmaps.get(&page) {
+            None => Ok(0),
+            Some(s) => Ok(self.open(BITMAP_REGION + page, s, &format!("bitmap of page {page}"))?
+                [(line % LINES_PER_BITMAP) as usize]),
+        }
+    }
+
+    fn set_bitmap(&mut self, line: u64, bm: u8) -> Result<()> {
+        let page = line / LINES_PER_BITMAP;
+        let (mut pt, nonce) = match self.bitmaps.get(&page) {
+            None => ([0u8; 64], 0),
+            Some(s) => (self.open(BITMAP_REGION + page, s, &format!("bitmap of page {page}"))?, s.nonce + 1),
+        };
+        pt[(line % LINES_PER_BITMAP) as usize] = bm;
+        let s = self.seal(BITMAP_REGION + page, nonce, &pt);
+        self.bitmaps.insert(page, s);
+        Ok(())
+    }
+
+    /// Encrypts and stores a line (a dirty writeback, or the loader's initial image when the
+    /// line is new): the nonce goes up by one on every write of an existing line. Under
+    /// re-ordering the bitmap marks the words the FVT holds now.
+    pub fn write_line(&mut self, line: u64, pt: &[u8; 64], fvt: &Fvt) -> Result<()> {
+        if line >= BITMAP_REGION {
+            return Err(Error::config(format!("line index {line:#x} is in the reserved bitmap region")));
+        }
+        let nonce = self.lines.get(&line).map_or(0, |s| s.nonce + 1);
+        let mut layout_pt = *pt;
+        if self.scheme.reorders() {
+            let w = layout::words(pt);
+            let bm = layout::bitmap(&w, |v| fvt.contains(v));
+            layout_pt = layout::bytes(&layout::reorder(&w, bm));
+            self.set_bitmap(line, bm)?;
+        }
+        let s = self.seal(line, nonce, &layout_pt);
+        self.lines.insert(line, s);
+        Ok(())
+    }
+
+    pub fn contains(&self, line: u64) -> bool {
+        self.lines.contains_key(&line)
+    }
+
+    /// What memory holds for a line (what an attacker sees).
+    pub fn stored(&self, line: u64) -> Option<&Stored> {
+        self.lines.get(&line)
+    }
+
+    /// Mutable access for tamper tests.
+    pub fn stored_mut(&mut self, line: u64) -> Option<&mut Stored> {
+        self.lines.get_mut(&line)
+    }
+
+    /// The bitmap line of the page holding `line`, for tamper tests.
+    pub fn bitmap_line_mut(&mut self, line: u64) -> Option<&mut Stored> {
+        self.bitmaps.get_mut(&(line / LINES_PER_BITMAP))
+    }
+
+    /// Speculates, then authenticates and decrypts a line (see the module doc).
+    pub fn fetch_line(&self, line: u64, fvt: &Fvt) -> Result<Fetch> {
+        let s = self
+            .lines
+            .get(&line)
+            .ok_or_else(|| Error::config(format!("line {line:#x} was never written")))?;
+        let bm = if self.scheme.reorders() { self.bitmap_of(line)? } else { 0 };
+        let cb = self.scheme.chunk_bytes();
+        let n = self.scheme.chunks();
+        let mut f = Fetch {
+            plaintext: [0; 64],
+            chunks: n as u32,
+            ct_hits: 0,
+            mac_hits: 0,
+            false_hits: 0,
+            spec_ops: 0,
+            frequent_words: 0,
+            predicted_words: 0,
+        };
+
+        // Speculation: candidates per chunk, encrypted and compared.
+        let offsets = self.direct.as_ref().map(|d| d.offsets(line, s.nonce));
+        let pad = self.counter.as_ref().map(|c| c.pad(line, s.nonce));
+        let vals = fvt.values();
+        let pairs = if self.scheme.reorders() { bm.count_ones() as usize / 2 } else { n };
+        let mut spec: [Option<u128>; 8] = [None; 8];
+        for (j, hit) in spec.iter_mut().enumerate().take(n) {
+            let fetched = load(&s.ct[j * cb..(j + 1) * cb]);
+            let encrypt = |p: u128| -> u128 {
+                match (&offsets, &pad) {
+                    (Some(d), _) => self.direct.as_ref().unwrap().encrypt_chunk(d[j], p),
+                    (_, Some(pd)) => p ^ load(&pd[j * cb..(j + 1) * cb]),
+                    _ => unreachable!(),
+                }
+            };
+            let counts_op = self.direct.is_some();
+            if cb == 8 {
+                for &v in vals {
+                    f.spec_ops += counts_op as u64;
+                    if encrypt(v as u128) == fetched {
+                        *hit = Some(v as u128);
+                    }
+                }
+            } else if j < pairs {
+                for &a in vals {
+                    for &b in vals {
+                        let p = a as u128 | (b as u128) << 64;
+                        f.spec_ops += counts_op as u64;
+                        if encrypt(p) == fetched {
+                            *hit = Some(p);
+                        }
+                    }
+                }
+            }
+            if let Some(p) = *hit {
+                f.ct_hits += 1;
+                let mut c = [0u8; 16];
+                store(p, &mut c[..cb]);
+                let tag = self.mac.chunk_mac(line, s.nonce, j, &c[..cb]).map_err(Error::crypto)?;
+                if tag == s.tags[j] {
+                    f.mac_hits += 1;
+                }
+            }
+        }
+
+        // The ordinary path: authenticate every chunk, decrypt, undo the re-ordering.
+        let layout_pt = self.open(line, s, &format!("line {line:#x}"))?;
+        for (j, hit) in spec.iter().enumerate().take(n) {
+            if let Some(p) = hit {
+                if *p != load(&layout_pt[j * cb..(j + 1) * cb]) {
+                    f.false_hits += 1;
+                }
+            }
+        }
+        let lw = layout::words(&layout_pt);
+        let w = if self.scheme.reorders() { layout::restore(&lw, bm) } else { lw };
+        f.plaintext = layout::bytes(&w);
+        let words_per_chunk = cb / 8;
+        for (k, &x) in lw.iter().enumerate() {
+            if fvt.contains(x) {
+                f.frequent_words += 1;
+                if spec[k / words_per_chunk].is_some() {
+                    f.predicted_words += 1;
+                }
+            }
+        }
+        Ok(f)
+    }
+}
+
+fn xor64(a: &[u8; 64], b: &[u8; 64]) -> [u8; 64] {
+    let mut o = [0u8; 64];
+    for i in 0..64 {
+        o[i] = a[i] ^ b[i];
+    }
+    o
+}

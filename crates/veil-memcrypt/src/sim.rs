@@ -1,0 +1,531 @@
+//! The timing model: an interval model of an out-of-order core (Genbrugge, Eyerman and
+//! Eeckhout, HPCA 2010; the model behind Sniper) driven by the L2 miss trace, over the SDRAM
+//! model, the crypto engines, the frequent value table and the bitmap cache.
+//!
+//! **Core.** Between misses the core dispatches at min(width, ilp) instructions per cycle. A
+//! load miss is issued when its instruction dispatches (after the L2 lookup) and the core keeps
+//! dispatching younger instructions, so independent misses inside one ROB window overlap
+//! (memory-level parallelism), until the instruction `rob` places behind the oldest outstanding
+//! load miss; there it stalls until that miss's data is usable. At most `mshrs` load misses are
+//! outstanding. Store misses and writebacks use the memory and the engines but never stall
+//! the core (store buffer, write buffer). IPC = instructions / cycles.
+//!
+//! **A fill's data is usable** (secure policy) when every chunk is both decrypted and
+//! authenticated; a chunk is decrypted either by the demand path (block decryption after the
+//! line arrives; counter mode: the pad XOR) or, when its plaintext is a frequent value the
+//! speculation guessed, by matching its ciphertext against the speculated one in the CAM,
+//! whichever is first; authenticated either by the demand MAC computation after arrival or by
+//! matching the fetched MAC against the speculated MAC. The relaxed policy waits for decryption
+//! only. Under re-ordering nothing is usable before the line's bitmap is known (bitmap cache
+//! hit, or fetched and decrypted).
+//!
+//! Which chunks the speculation hits is decided here from the plaintext (is each word in the
+//! FVT); that this equals what the real cryptography finds is tested on whole traces against
+//! [`crate::secure::SecureMemory`].
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::dram::Dram;
+use crate::engines::Engines;
+use crate::error::{Error, Result};
+use crate::fvt::Fvt;
+use crate::layout;
+use crate::mode::CipherKind;
+use crate::record::{Kind, Record};
+use crate::secure::{Mode, Scheme, BITMAP_REGION, LINES_PER_BITMAP};
+
+/// Multiply-shift hasher for line indices (the std SipHash costs more than the rest of a step).
+#[derive(Default)]
+pub struct LineHasher(u64);
+
+impl Hasher for LineHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
+
+/// Set-associative LRU cache of bitmap lines (one per page).
+struct BitmapCache {
+    ways: usize,
+    tags: Vec<u64>,
+    stamp: Vec<u64>,
+    dirty: Vec<bool>,
+    sets: u64,
+    clock: u64,
+}
+
+impl BitmapCache {
+    fn new(entries: usize, ways: usize) -> Self {
+        BitmapCache {
+            ways,
+            tags: vec![u64::MAX; entries],
+            stamp: vec![0; entries],
+            dirty: vec![false; entries],
+            sets: (entries / ways) as u64,
+            clock: 0,
+        }
+    }
+
+    /// Looks `page` up (allocating on a miss); returns (hit, dirty victim page).
+    fn access(&mut self, page: u64, write: bool) -> (bool, Option<u64>) {
+        self.clock += 1;
+        let base = (page % self.sets) as usize * self.ways;
+        let set = base..base + self.ways;
+        if let Some(i) = set.clone().find(|&i| self.tags[i] == page) {
+            self.stamp[i] = self.clock;
+            self.dirty[i] |= write;
+            return (true, None);
+        }
+        let v = set.min_by_key(|&i| self.stamp[i]).unwrap();
+        let victim = (self.tags[v] != u64::MAX && self.dirty[v]).then_some(self.tags[v]);
+        self.tags[v] = page;
+        self.stamp[v] = self.clock;
+        self.dirty[v] = write;
+        (false, victim)
+    }
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Results {
+    pub ipc: f64,
+    pub cycles: f64,
+    pub insts: u64,
+    pub records: u64,
+    pub load_fills: u64,
+    pub store_fills: u64,
+    pub writebacks: u64,
+    pub llc_hits: u64,
+    /// 64-bit words fetched by fills.
+    pub fetched_words: u64,
+    /// Of those, words in the FVT when the line was fetched (Fig. 5).
+    pub frequent_words: u64,
+    /// Frequent words whose 128-bit chunk partner is frequent too, in the original order.
+    pub frequent_words_paired_natural: u64,
+    /// Frequent words in a predictable 128-bit chunk of the re-ordered layout (Fig. 6).
+    pub frequent_words_paired_reordered: u64,
+    /// Cipher chunks fetched, and those whose value the speculation can match.
+    pub chunks: u64,
+    pub chunks_predicted: u64,
+    pub spec_ops: u64,
+    pub demand_ops: u64,
+    pub bitmap_hits: u64,
+    pub bitmap_misses: u64,
+    pub dram_row_hits: u64,
+    pub dram_row_closed: u64,
+    pub dram_row_conflicts: u64,
+    pub dram_accesses: u64,
+    /// Mean over load fills: miss issue to data arrival, and data arrival to usable.
+    pub mean_memory_cycles: f64,
+    pub mean_crypto_cycles: f64,
+    /// Cycles the core stalled behind a full ROB or MSHRs.
+    pub stall_cycles: f64,
+    /// Unloaded SDRAM latency (core cycles): row hit, closed row, row conflict.
+    pub dram_unloaded: (f64, f64, f64),
+}
+
+/// One timing run over a record stream.
+pub struct Sim {
+    scheme: Scheme,
+    encryption: bool,
+    ct_spec: bool,
+    mac_spec: bool,
+    secure: bool,
+    pad_precompute: bool,
+    cmp: f64,
+    l2: f64,
+    cpi: f64,
+    rob: u64,
+    mshrs: usize,
+    fvt: Fvt,
+    dram: Dram,
+    eng: Engines,
+    bitmaps: BitmapCache,
+    /// Per page: the stored bitmaps of its 64 lines and which of them were set.
+    line_bm: LineMap<([u8; 64], u64)>,
+    track_bm: bool,
+    bitmap_inline: bool,
+    // core state
+    t: f64,
+    q: u64,
+    window: std::collections::VecDeque<(u64, f64)>,
+    r: Results,
+    mem_sum: f64,
+    crypto_sum: f64,
+}
+
+impl Sim {
+    pub fn new(cfg: &Config) -> Result<Self> {
+        let scheme = cfg.validate()?;
+        let (lat_ns, stages) = match scheme.cipher {
+            CipherKind::Tdes => (cfg.tdes_latency_ns, cfg.tdes_stages),
+            _ => (cfg.aes_latency_ns, cfg.aes_stages),
+        };
+        Ok(Sim {
+            scheme,
+            encryption: cfg.encryption,
+            ct_spec: cfg.ct_speculation,
+            mac_spec: cfg.mac_speculation,
+            secure: cfg.policy == "secure",
+            pad_precompute: cfg.pad_precompute,
+            cmp: cfg.compare_cycles,
+            l2: cfg.l2_latency,
+            cpi: 1.0 / (cfg.width as f64).min(cfg.ilp),
+            rob: cfg.rob,
+            mshrs: cfg.mshrs,
+            fvt: Fvt::new(cfg.fvt_size, cfg.fvt_candidates, cfg.fvt_promote),
+            dram: Dram::new(
+                cfg.dram_banks,
+                cfg.dram_row_bytes,
+                cfg.bus_bytes,
+                cfg.cpu_mem_ratio,
+                cfg.t_cas,
+                cfg.t_rcd,
+                cfg.t_rp,
+            ),
+            eng: Engines::new(lat_ns * cfg.freq_ghz, stages, cfg.engines),
+            bitmaps: BitmapCache::new(cfg.bitmap_cache_entries, cfg.bitmap_cache_ways),
+            line_bm: LineMap::default(),
+            track_bm: cfg.encryption && scheme.chunk_bytes() == 16,
+            bitmap_inline: cfg.bitmap_inline,
+            t: 0.0,
+            q: 0,
+            window: Default::default(),
+            r: Results::default(),
+            mem_sum: 0.0,
+            crypto_sum: 0.0,
+        })
+    }
+
+    #[inline]
+    fn bitmap_of(&self, line: u64) -> Option<u8> {
+        let (bms, set) = self.line_bm.get(&(line / LINES_PER_BITMAP))?;
+        let i = (line % LINES_PER_BITMAP) as usize;
+        (set >> i & 1 == 1).then_some(bms[i])
+    }
+
+    #[inline]
+    fn set_bitmap(&mut self, line: u64, bm: u8) {
+        let e = self.line_bm.entry(line / LINES_PER_BITMAP).or_insert(([0; 64], 0));
+        let i = (line % LINES_PER_BITMAP) as usize;
+        e.0[i] = bm;
+        e.1 |= 1 << i;
+    }
+
+    /// Dispatches up to `n` more instructions, stalling behind full ROB windows.
+    #[inline]
+    fn advance(&mut self, n: u64) {
+        let target = self.q + n;
+        while let Some(&(p, ready)) = self.window.front() {
+            let block = p + self.rob;
+            if block > target {
+                break;
+            }
+            if block > self.q {
+                self.t += (block - self.q) as f64 * self.cpi;
+                self.q = block;
+            }
+            if ready > self.t {
+                self.r.stall_cycles += ready - self.t;
+                self.t = ready;
+            }
+            self.window.pop_front();
+        }
+        self.t += (target - self.q) as f64 * self.cpi;
+        self.q = target;
+        while matches!(self.window.front(), Some(&(_, r)) if r <= self.t) {
+            self.window.pop_front();
+        }
+    }
+
+    fn bitmap_access(&mut self, t: f64, line: u64, write: bool) -> f64 {
+        let page = line / LINES_PER_BITMAP;
+        let (hit, victim) = self.bitmaps.access(page, write);
+        if let Some(v) = victim {
+            self.dram.access(t, BITMAP_REGION + v);
+            self.eng.spec_ops += 2 * self.scheme.chunks() as u64 + 1;
+            self.eng.book(t, 2 * self.scheme.chunks() as u64 + 1, u64::MAX, &[], &mut []);
+        }
+        if hit {
+            self.r.bitmap_hits += 1;
+            return t;
+        }
+        self.r.bitmap_misses += 1;
+        let arrive = self.dram.access(t, BITMAP_REGION + page);
+        // Decrypt, then authenticate, the one chunk holding this line's bitmap (its offsets or
+        // pad were computed while it was fetched).
+        self.eng.demand(arrive, 1);
+        self.eng.demand(arrive + self.eng.lat, 1)
+    }
+
+    /// A fill of `line` requested at `t`: returns when its data arrives and when it is usable.
+    fn fill(&mut self, t: f64, line: u64, w: &[u64; 8]) -> (f64, f64) {
+        let t_miss = t + self.l2;
+        let t_data = self.dram.access(t_miss, line);
+        let reorders = self.scheme.reorders();
+        let cb = self.scheme.chunk_bytes();
+        let n = self.scheme.chunks();
+        let nf = self.fvt.capacity().min(self.fvt.values().len()) as u64;
+
+        // Which words and chunks the FVT can predict (before training on this line).
+        let mut freq = 0u8;
+        for (i, &x) in w.iter().enumerate() {
+            freq |= (self.fvt.contains(x) as u8) << i;
+        }
+        self.r.fetched_words += 8;
+        self.r.frequent_words += freq.count_ones() as u64;
+        self.r.frequent_words_paired_natural += 2 * layout::predicted_mask(16, false, freq, 0).count_ones() as u64;
+        // The stored bitmap; a line never written back during the trace was laid down by the
+        // loader with the FVT of now (see docs/memcrypt.md).
+        let stored_bm = if self.track_bm { self.bitmap_of(line).unwrap_or(freq) } else { 0 };
+        if self.track_bm {
+            self.set_bitmap(line, stored_bm);
+            self.r.frequent_words_paired_reordered +=
+                2 * layout::predicted_mask(16, true, freq, stored_bm).count_ones() as u64;
+        }
+        let pairs = (stored_bm.count_ones() / 2) as usize;
+        let pm = layout::predicted_mask(cb, reorders, freq, stored_bm);
+        let mut pred = [false; 8];
+        for (j, p) in pred.iter_mut().enumerate() {
+            *p = pm >> j & 1 == 1;
+        }
+        self.r.chunks += n as u64;
+        self.r.chunks_predicted += pm.count_ones() as u64;
+        for &x in w {
+            self.fvt.observe(x);
+        }
+        if !self.encryption {
+            return (t_data, t_data);
+        }
+
+        let iv = self.eng.iv;
+        let lat = self.eng.lat;
+        let mut ready = t_data;
+        let mut bm_cached = true;
+        if reorders && self.bitmap_inline {
+            // The bitmap travels with the line's MACs, encrypted with a pad computed at miss
+            // issue: known when the line arrives, not before (speculation covers every chunk).
+            self.eng.demand(t_miss, 1);
+            bm_cached = false;
+        } else if reorders {
+            let t_bm = self.bitmap_access(t_miss, line, false);
+            bm_cached = t_bm <= t_miss;
+            ready = ready.max(t_bm);
+        }
+        // Offsets (direct) or pads (counter) from on-chip nonces/counters.
+        let t_key = match self.scheme.mode {
+            Mode::Direct => self.eng.demand(t_miss, 1),
+            Mode::Counter if self.pad_precompute => self.eng.demand(t_miss, 4),
+            Mode::Counter => self.eng.demand(t_data, 4),
+        };
+
+        // Demand path, always run: decryption (direct: a cipher pass; counter: the pad XOR),
+        // then the MAC of the decrypted chunk (MACs cover the plaintext, as OCB's tag does), once
+        // the line is in. Booked before the speculation of this miss.
+        let mut dem_dec = [0.0f64; 8];
+        let mut dem_mac = [0.0f64; 8];
+        let mut dem_ready = t_data;
+        if self.scheme.mode == Mode::Direct {
+            self.eng.demand_ops += n as u64;
+            let mut slots = [0u64; 8];
+            self.eng.book(t_data, n as u64, u64::MAX, &[0, 1, 2, 3, 4, 5, 6, 7][..n], &mut slots);
+            for j in 0..n {
+                dem_dec[j] = if iv > 0.0 { slots[j] as f64 * iv } else { t_data } + lat;
+            }
+        } else {
+            dem_dec[..n].fill(t_data.max(t_key));
+        }
+        for j in 0..n {
+            dem_mac[j] = self.eng.demand(dem_dec[j], 1);
+            dem_ready = dem_ready.max(if self.secure { dem_mac[j] } else { dem_dec[j] });
+        }
+
+        // Speculation: per position the candidate ciphertexts (direct mode; counter mode XORs
+        // candidates with the pad for free) and, with MAC speculation, the candidates' MACs
+        // (computed from the candidate plaintexts, in parallel). Only slots from which an
+        // operation would finish before the demand path has made the line usable are taken:
+        // later ones would be useless, so that speculation is cancelled.
+        let (positions, cands) = match (cb, reorders) {
+            (8, _) => (n, nf),
+            (_, true) => (if bm_cached { pairs } else { n }, nf * nf),
+            (_, false) => (n, nf * nf),
+        };
+        let mut ct_done = [f64::INFINITY; 8];
+        let mut mac_done = [f64::INFINITY; 8];
+        if (self.ct_spec || self.mac_spec) && positions > 0 && cands > 0 {
+            let ct_ops = if self.scheme.mode == Mode::Direct { cands } else { 0 };
+            let mac_ops = if self.mac_spec { cands } else { 0 };
+            let per_pos = ct_ops + mac_ops;
+            let want = positions as u64 * per_pos;
+            let from = if ct_ops > 0 { t_key } else { t_miss };
+            let deadline = if iv > 0.0 { ((dem_ready - lat) / iv).floor().max(0.0) as u64 } else { u64::MAX };
+            // The last ciphertext and the last MAC of each position: their issue slots.
+            let mut targets = [0u64; 16];
+            let mut nt = 0;
+            for j in 0..positions as u64 {
+                if ct_ops > 0 {
+                    targets[nt] = j * per_pos + ct_ops - 1;
+                    nt += 1;
+                }
+                if mac_ops > 0 {
+                    targets[nt] = (j + 1) * per_pos - 1;
+                    nt += 1;
+                }
+            }
+            let mut slots = [0u64; 16];
+            let issued = self.eng.book(from, want, deadline, &targets[..nt], &mut slots);
+            let per_t = (ct_ops > 0) as usize + (mac_ops > 0) as usize;
+            let mut ct_last = [0u64; 8];
+            let mut mac_last = [0u64; 8];
+            for j in 0..positions.min(nt / per_t.max(1)) {
+                ct_last[j] = slots[j * per_t];
+                mac_last[j] = slots[j * per_t + per_t - 1];
+            }
+            self.eng.spec_ops += issued;
+            let at = |s: u64| if iv > 0.0 { s as f64 * iv + lat } else { from + lat };
+            for j in 0..positions {
+                if (j as u64 + 1) * per_pos > issued {
+                    break;
+                }
+                ct_done[j] = if ct_ops > 0 { at(ct_last[j]) } else { t_key };
+                if mac_ops > 0 {
+                    mac_done[j] = at(mac_last[j]);
+                }
+            }
+        }
+
+        // The load waits for its critical chunk (OCB and counter mode decrypt and authenticate
+        // chunks independently, critical chunk first). The trace does not say which word the
+        // load wanted, so its expected wait is taken: the mean over the line's chunks.
+        let mut sum = 0.0;
+        for j in 0..n {
+            let mut d = dem_dec[j];
+            let mut m = dem_mac[j];
+            if pred[j] {
+                if self.ct_spec {
+                    d = d.min(t_data.max(ct_done[j]) + self.cmp);
+                }
+                if self.mac_spec {
+                    m = m.min(t_data.max(mac_done[j]) + self.cmp);
+                }
+            }
+            let r = if self.secure { d.max(m) } else { d };
+            sum += r.max(ready);
+        }
+        (t_data, sum / n as f64)
+    }
+
+
+    fn writeback(&mut self, t: f64, line: u64, w: &[u64; 8]) {
+        self.dram.access(t, line);
+        if !self.encryption {
+            return;
+        }
+        let n = self.scheme.chunks() as u64;
+        let ops = match self.scheme.mode {
+            Mode::Direct => 1 + 2 * n,
+            Mode::Counter => 4 + n,
+        };
+        self.eng.spec_ops += ops;
+        self.eng.book(t, ops, u64::MAX, &[], &mut []);
+        if self.track_bm {
+            let bm = layout::bitmap(w, |v| self.fvt.contains(v));
+            self.set_bitmap(line, bm);
+            if self.scheme.reorders() && !self.bitmap_inline {
+                self.bitmap_access(t, line, true);
+            }
+        }
+    }
+
+    /// Processes one record.
+    #[inline]
+    pub fn step(&mut self, rec: &Record) {
+        self.r.records += 1;
+        self.r.insts += rec.insts;
+        self.r.llc_hits += rec.llc_hits;
+        self.advance(rec.insts);
+        let line = rec.addr >> 6;
+        let w = layout::words(&rec.data);
+        match rec.kind {
+            Kind::LoadFill => {
+                self.r.load_fills += 1;
+                if self.window.len() >= self.mshrs {
+                    // Out of MSHRs: wait for the oldest outstanding miss.
+                    let earliest = self.window.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+                    if earliest > self.t {
+                        self.r.stall_cycles += earliest - self.t;
+                        self.t = earliest;
+                    }
+                    let t = self.t;
+                    self.window.retain(|x| x.1 > t);
+                }
+                let t0 = self.t;
+                let (data, ready) = self.fill(t0, line, &w);
+                self.mem_sum += data - t0;
+                self.crypto_sum += ready - data;
+                self.window.push_back((self.q, ready));
+            }
+            Kind::StoreFill => {
+                self.r.store_fills += 1;
+                let t0 = self.t;
+                self.fill(t0, line, &w);
+            }
+            Kind::Writeback => {
+                self.r.writebacks += 1;
+                let t0 = self.t;
+                self.writeback(t0, line, &w);
+            }
+        }
+    }
+
+    /// Drains outstanding misses and returns the results.
+    pub fn finish(mut self) -> Results {
+        for &(_, r) in &self.window {
+            self.t = self.t.max(r);
+        }
+        let mut r = self.r;
+        r.cycles = self.t;
+        r.ipc = if self.t > 0.0 { r.insts as f64 / self.t } else { 0.0 };
+        r.spec_ops = self.eng.spec_ops;
+        r.demand_ops = self.eng.demand_ops;
+        let d = self.dram.stats;
+        r.dram_row_hits = d.row_hits;
+        r.dram_row_closed = d.row_closed;
+        r.dram_row_conflicts = d.row_conflicts;
+        r.dram_accesses = d.row_hits + d.row_closed + d.row_conflicts;
+        r.mean_memory_cycles = if r.load_fills > 0 { self.mem_sum / r.load_fills as f64 } else { 0.0 };
+        r.mean_crypto_cycles = if r.load_fills > 0 { self.crypto_sum / r.load_fills as f64 } else { 0.0 };
+        r.dram_unloaded = self.dram.unloaded();
+        r
+    }
+}
+
+/// Runs the timing model over a record stream, polling `interrupted` every 64 Ki records.
+pub fn simulate(
+    cfg: &Config,
+    records: impl Iterator<Item = Result<Record>>,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<Results> {
+    let mut sim = Sim::new(cfg)?;
+    for (i, rec) in records.enumerate() {
+        if i & 0xFFFF == 0 && interrupted() {
+            return Err(Error::Interrupted);
+        }
+        sim.step(&rec?);
+    }
+    Ok(sim.finish())
+}

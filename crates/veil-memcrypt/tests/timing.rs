@@ -1,0 +1,159 @@
+//! Sanity properties of the timing model, each of which a wrong model can fail.
+
+use veil_memcrypt::record::{Kind, Record};
+use veil_memcrypt::synth::{Synth, SynthConfig};
+use veil_memcrypt::{simulate, Config, Results};
+
+fn synth(records: u64, p_zero: f64, insts_per_access: u64) -> SynthConfig {
+    SynthConfig { records, footprint_lines: 1 << 15, cache_lines: 2048, insts_per_access, p_zero, p_small: 0.2, seed: 4, ..Default::default() }
+}
+
+fn run(cfg: &Config, s: &SynthConfig) -> Results {
+    simulate(cfg, Synth::new(s.clone()).map(Ok), &|| false).unwrap()
+}
+
+fn scheme(mode: &str, cipher: &str, spec: bool, reorder: bool) -> Config {
+    Config {
+        mode: mode.into(),
+        cipher: cipher.into(),
+        ct_speculation: spec,
+        mac_speculation: spec,
+        reorder,
+        ..Default::default()
+    }
+}
+
+fn all_schemes() -> Vec<Config> {
+    let mut v = Vec::new();
+    for spec in [false, true] {
+        v.push(scheme("direct", "tdes", spec, false));
+        v.push(scheme("direct", "aes128", spec, false));
+        v.push(scheme("direct", "aes256", spec, false));
+        v.push(scheme("counter", "aes128", spec, false));
+        v.push(scheme("direct", "aes256", spec, true));
+        v.push(scheme("counter", "aes256", spec, true));
+    }
+    // Counter mode with ciphertext speculation alone (no engine work: pad XOR value).
+    v.push(Config { mac_speculation: false, ..scheme("counter", "aes128", true, false) });
+    v
+}
+
+#[test]
+fn zero_crypto_latency_gives_every_scheme_the_unprotected_ipc() {
+    let s = synth(40_000, 0.3, 40);
+    let plain = run(&Config { encryption: false, ..Default::default() }, &s);
+    for mut c in all_schemes() {
+        c.aes_latency_ns = 0.0;
+        c.tdes_latency_ns = 0.0;
+        c.compare_cycles = 0.0;
+        // A bitmap cache covering the footprint (512 pages): only cold bitmap misses remain.
+        c.bitmap_cache_entries = 1024;
+        let r = run(&c, &s);
+        if c.reorder {
+            // Re-ordering still fetches bitmap lines from memory: a small, nonzero cost.
+            let rel = plain.ipc / r.ipc - 1.0;
+            assert!((0.0..0.05).contains(&rel), "{} {} reorder: {rel}", c.mode, c.cipher);
+            assert!(r.bitmap_misses > 0);
+        } else {
+            assert_eq!(r.cycles, plain.cycles, "{} {} spec={}", c.mode, c.cipher, c.ct_speculation);
+        }
+    }
+}
+
+#[test]
+fn all_zero_memory_has_every_chunk_predicted() {
+    let s = synth(20_000, 1.0, 40);
+    let s = SynthConfig { p_small: 0.0, ..s };
+    for c in all_schemes() {
+        let r = run(&c, &s);
+        // The FVT learns zero within the first line (8 sightings, promotion after 4).
+        let n = if c.cipher == "tdes" { 8 } else { 4 };
+        assert!(r.chunks_predicted + n >= r.chunks, "{} {}: {} of {}", c.mode, c.cipher, r.chunks_predicted, r.chunks);
+        assert!(r.frequent_words + 8 >= r.fetched_words);
+    }
+}
+
+#[test]
+fn speedup_never_exceeds_the_share_of_time_spent_in_decryption_and_authentication() {
+    for (pz, ipm) in [(0.3, 40), (0.7, 20), (0.1, 200)] {
+        let s = synth(30_000, pz, ipm);
+        let plain = run(&Config { encryption: false, ..Default::default() }, &s);
+        for (mode, cipher, reorder) in [("direct", "tdes", false), ("direct", "aes256", true), ("counter", "aes128", true)] {
+            let base = run(&scheme(mode, cipher, false, false), &s);
+            let spec = run(&scheme(mode, cipher, true, reorder), &s);
+            let speedup = base.cycles / spec.cycles - 1.0;
+            let bound = base.cycles / plain.cycles - 1.0;
+            assert!(base.cycles > plain.cycles, "encryption costs time");
+            assert!(speedup <= bound + 1e-9, "{mode} {cipher}: speedup {speedup} > crypto share {bound}");
+            assert!(spec.cycles >= plain.cycles * (1.0 - 1e-9));
+        }
+    }
+}
+
+#[test]
+fn same_trace_and_seed_give_identical_results() {
+    let s = synth(20_000, 0.3, 40);
+    let c = scheme("direct", "aes256", true, true);
+    let a = serde_json::to_string(&run(&c, &s)).unwrap();
+    let b = serde_json::to_string(&run(&c, &s)).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn speculation_work_is_positions_times_candidates() {
+    // TDES: every fill speculates 8 positions x N values, plus one MAC per candidate. Misses
+    // are far apart here, so no speculation is cancelled for arriving too late.
+    let s = synth(10_000, 0.3, 2000);
+    // 17 values recur in this trace (zero and 16 small constants), so N <= 16 fills up.
+    for n in [8usize, 16] {
+        let c = Config { fvt_size: n, ..scheme("direct", "tdes", true, false) };
+        let r = run(&c, &s);
+        let fills = r.load_fills + r.store_fills;
+        let wb_ops = r.writebacks * (1 + 2 * 8);
+        // The FVT fills up within the first few hundred lines; before that it has fewer candidates.
+        let full = fills * 8 * n as u64 * 2 + wb_ops;
+        assert!(r.spec_ops <= full && r.spec_ops as f64 > 0.97 * full as f64, "N={n}: {} vs {full}", r.spec_ops);
+    }
+}
+
+/// Hand-made records: isolated load misses far apart.
+fn isolated(n: u64, gap: u64) -> Vec<Record> {
+    (0..n)
+        .map(|i| Record { kind: Kind::LoadFill, addr: i * 64 * 4096, insts: gap, data: [0xAB; 64], ..Default::default() })
+        .collect()
+}
+
+#[test]
+fn interval_model_matches_its_analytic_cases() {
+    let c = Config { encryption: false, ..Default::default() };
+    // No misses: IPC = min(width, ilp).
+    let recs: Vec<Record> = (0..100).map(|_| Record { kind: Kind::Writeback, insts: 1000, ..Default::default() }).collect();
+    let r = simulate(&c, recs.into_iter().map(Ok), &|| false).unwrap();
+    assert!((r.ipc - 2.0).abs() < 1e-9, "{}", r.ipc);
+    // Isolated misses to distinct rows of one bank: each is a row conflict (the first one a
+    // closed row), exposed minus the ROB's worth of dispatch.
+    let gap = 100_000;
+    let r = simulate(&c, isolated(50, gap).into_iter().map(Ok), &|| false).unwrap();
+    let (_, closed, conflict) = r.dram_unloaded;
+    let rob_cycles = c.rob as f64 / 2.0;
+    let expect = 50.0 * gap as f64 / 2.0 + (closed + c.l2_latency - rob_cycles) + 49.0 * (conflict + c.l2_latency - rob_cycles)
+        + rob_cycles; // the last miss drains at the end without the ROB's overlap
+    assert!((r.cycles - expect).abs() < 1e-6, "{} vs {expect}", r.cycles);
+    // Table 2 at 1:5: CAS 20, RCD 7, RP 7 bus clocks of 5 core cycles, 8 beats.
+    assert_eq!(r.dram_unloaded, (140.0, 175.0, 210.0));
+}
+
+#[test]
+fn bad_configs_are_refused_with_the_field_named() {
+    let cases: Vec<(Config, &str)> = vec![
+        (Config { fvt_size: 0, ..Default::default() }, "fvt_size"),
+        (Config { cpu_mem_ratio: 0.5, ..Default::default() }, "cpu_mem_ratio"),
+        (Config { mode: "counter".into(), cipher: "tdes".into(), ..Default::default() }, "cipher"),
+        (Config { cipher: "rc4".into(), ..Default::default() }, "cipher"),
+        (Config { line_bytes: 32, ..Default::default() }, "line_bytes"),
+    ];
+    for (c, field) in cases {
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.starts_with(field), "{e}");
+    }
+}

@@ -1,0 +1,65 @@
+//! `veil._native.memcrypt`: JSON in, JSON out over `veil-memcrypt`. Bad input is a ValueError
+//! whose message is the crate's one-line description; runs release the GIL and stop on Ctrl-C
+//! (KeyboardInterrupt).
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use veil_core::interrupt;
+use veil_memcrypt::input;
+use veil_memcrypt::Error;
+
+fn err(e: Error) -> PyErr {
+    match e {
+        Error::Config(m) => PyValueError::new_err(m),
+        Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+        Error::Integrity(m) => PyRuntimeError::new_err(format!("integrity check failed: {m}")),
+    }
+}
+
+/// Timing model: `run` = {"config": {...}, "trace": path | "synth": {...}, "max_records": n}.
+#[pyfunction]
+fn simulate(py: Python<'_>, run: &str) -> PyResult<String> {
+    let r = run.to_owned();
+    crate::interrupt::run(py, move || input::simulate_json(&r, &interrupt::requested))?.map_err(err)
+}
+
+/// Functional model over the same input: real encryption, MACs and speculation on every line.
+#[pyfunction]
+fn check(py: Python<'_>, run: &str) -> PyResult<String> {
+    let r = run.to_owned();
+    crate::interrupt::run(py, move || input::check_json(&r, &interrupt::requested))?.map_err(err)
+}
+
+/// Writes a synthetic miss stream (`synth` as JSON) to a veil-trace file; returns the records.
+#[pyfunction]
+fn write_synth_trace(py: Python<'_>, path: &str, line_size: u32, synth: &str) -> PyResult<u64> {
+    let s: veil_memcrypt::synth::SynthConfig =
+        serde_json::from_str(synth).map_err(|e| PyValueError::new_err(format!("synth: {e}")))?;
+    let p = path.to_owned();
+    py.allow_threads(move || input::write_synth_trace(&p, line_size, &s)).map_err(err)
+}
+
+/// Benchmark: (records, seconds reading the input, seconds of the timing model alone).
+#[pyfunction]
+fn time_model(py: Python<'_>, run: &str) -> PyResult<(u64, f64, f64)> {
+    let r: input::Run = serde_json::from_str(run).map_err(|e| PyValueError::new_err(format!("config: {e}")))?;
+    py.allow_threads(move || input::time_model(&r)).map_err(err)
+}
+
+/// The default machine configuration as JSON.
+#[pyfunction]
+fn defaults() -> String {
+    input::default_config_json()
+}
+
+pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = PyModule::new(parent.py(), "memcrypt")?;
+    m.add_function(wrap_pyfunction!(simulate, &m)?)?;
+    m.add_function(wrap_pyfunction!(check, &m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, &m)?)?;
+    m.add_function(wrap_pyfunction!(write_synth_trace, &m)?)?;
+    m.add_function(wrap_pyfunction!(time_model, &m)?)?;
+    parent.add_submodule(&m)?;
+    Ok(())
+}

@@ -1,0 +1,304 @@
+"""Report section: the paper's Figs. 5-10 from the mechanisms (no per-workload fitting), the
+functional model's security checks on the same traces, and sweeps beyond the paper."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from veil.core import Row, register_reproducer
+from veil.memcrypt.workloads import SYNTHETIC, prepare_traces, reproducer_workloads
+
+NO_SPEC = {"ct_speculation": False, "mac_speculation": False, "reorder": False}
+# name -> (fields, l2 KB)
+VARIANTS: dict[str, tuple[dict[str, Any], int]] = {
+    "aes_base": ({"cipher": "aes256", **NO_SPEC}, 256),
+    "aes_spec": ({"cipher": "aes256"}, 256),
+    "tdes_base": ({"cipher": "tdes", **NO_SPEC}, 256),
+    "tdes_spec": ({"cipher": "tdes"}, 256),
+    "tdes_spec16": ({"cipher": "tdes", "fvt_size": 16}, 256),
+    "tdes_spec32": ({"cipher": "tdes", "fvt_size": 32}, 256),
+    "ctr_base": ({"mode": "counter", "cipher": "aes256", **NO_SPEC}, 256),
+    "ctr_mac": ({"mode": "counter", "cipher": "aes256", "ct_speculation": False}, 256),
+    # Ciphertext speculation alone keeps the natural layout: no bitmap cost to hide its effect.
+    "ctr_ct": ({"mode": "counter", "cipher": "aes256", "mac_speculation": False, "reorder": False}, 256),
+    "aes_base_1m": ({"cipher": "aes256", **NO_SPEC}, 1024),
+    "aes_spec_1m": ({"cipher": "aes256"}, 1024),
+    "tdes_base_1m": ({"cipher": "tdes", **NO_SPEC}, 1024),
+    "tdes_spec_1m": ({"cipher": "tdes"}, 1024),
+    "ctr_base_1m": ({"mode": "counter", "cipher": "aes256", **NO_SPEC}, 1024),
+    "ctr_mac_1m": ({"mode": "counter", "cipher": "aes256", "ct_speculation": False}, 1024),
+    "aes_base_r4": ({"cipher": "aes256", "cpu_mem_ratio": 4.0, **NO_SPEC}, 256),
+    "aes_spec_r4": ({"cipher": "aes256", "cpu_mem_ratio": 4.0}, 256),
+    "aes_base_r6": ({"cipher": "aes256", "cpu_mem_ratio": 6.0, **NO_SPEC}, 256),
+    "aes_spec_r6": ({"cipher": "aes256", "cpu_mem_ratio": 6.0}, 256),
+    "plain": ({"encryption": False}, 256),
+    "aes_spec_inline": ({"cipher": "aes256", "bitmap_inline": True}, 256),
+    "ctr_mac_inline": ({"mode": "counter", "cipher": "aes256", "ct_speculation": False, "bitmap_inline": True}, 256),
+}
+SPEEDUPS = {  # label -> (spec variant, base variant)
+    "aes_direct_256k": ("aes_spec", "aes_base"),
+    "tdes_direct_256k": ("tdes_spec", "tdes_base"),
+    "aes_direct_1m": ("aes_spec_1m", "aes_base_1m"),
+    "tdes_direct_1m": ("tdes_spec_1m", "tdes_base_1m"),
+    "mac_counter_256k": ("ctr_mac", "ctr_base"),
+    "mac_counter_1m": ("ctr_mac_1m", "ctr_base_1m"),
+    "ct_counter_256k": ("ctr_ct", "ctr_base"),
+    "aes_direct_1to4": ("aes_spec_r4", "aes_base_r4"),
+    "aes_direct_1to6": ("aes_spec_r6", "aes_base_r6"),
+    "tdes16_direct_256k": ("tdes_spec16", "tdes_base"),
+    "tdes32_direct_256k": ("tdes_spec32", "tdes_base"),
+    "aes_direct_inline_256k": ("aes_spec_inline", "aes_base"),
+    "mac_counter_inline_256k": ("ctr_mac_inline", "ctr_base"),
+}
+# Top-8 64-bit values' share of fetched words at a 256 KB L2, measured with a Valgrind value
+# tracer on a CI-like machine (static top 8 over the whole run; the FVT tracks them on line).
+MEASURED_TOP8 = {"gzip": 0.12, "bzip2": 0.15, "cc1": 0.38, "python": 0.55}
+
+
+def row(label: str, value: float | None, **kw) -> Row:
+    return Row(label, value, **kw)
+
+
+def _bars(ax, workloads: list[str], series: dict[str, list[float]], ylabel: str) -> None:
+    n = len(series)
+    width = 0.8 / max(n, 1)
+    for i, (name, ys) in enumerate(series.items()):
+        ax.bar([x + i * width for x in range(len(workloads))], ys, width=width, label=name)
+    ax.set_xticks([x + width * (n - 1) / 2 for x in range(len(workloads))], workloads, rotation=30, fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def _holds(ok: bool) -> str:
+    return "holds" if ok else "does not hold"
+
+
+@register_reproducer("memcrypt", title="memcrypt: frequent-value ciphertext and MAC speculation (Shi, Lee et al., CF 2007)",
+                     order=40)
+def reproduce(ctx) -> None:
+    workloads, real = reproducer_workloads()
+    prepare_traces(workloads)
+    recs = 250_000 if ctx.quick else 4_000_000
+    rows = [{"workload": w, "max_records": recs, "l2_kb": l2, **f} for w in workloads for f, l2 in VARIANTS.values()]
+    res = ctx.run_many("memcrypt.run", {}, rows)
+    names = list(VARIANTS)
+    by = {(w, names[i % len(names)]): r for w in workloads for i, r in
+          enumerate(res[workloads.index(w) * len(names):(workloads.index(w) + 1) * len(names)])}
+
+    def sp(w: str, key: str) -> float:
+        s, b = SPEEDUPS[key]
+        return by[(w, s)]["ipc"] / by[(w, b)]["ipc"] - 1.0
+
+    def mean(key: str) -> float:
+        return statistics.fmean(sp(w, key) for w in workloads)
+
+    source_note = ("traced SPEC-like programs of the trace suite" if real else
+                   "SYNTHETIC streams (the trace suite was not available): " +
+                   "; ".join(f"{k}: {v[0]}" for k, v in SYNTHETIC.items()))
+    ctx.text(f"Workloads: {source_note}. {recs:,} trace records per run (L2 misses and writebacks). "
+             "Every number comes from the mechanisms: the machine is the paper's Table 2, no constant was fitted "
+             "to a workload or a figure. docs/memcrypt.md gives every parameter and its source.")
+
+    # --- Fig. 5: predictability of fetched 64-bit chunks -------------------------------------
+    fig, ax = ctx.subplots(figsize=(9, 3.6))
+    fv = {f"{n} values": [by[(w, v)]["fv_predictability"] for w in workloads]
+          for n, v in [(8, "tdes_spec"), (16, "tdes_spec16"), (32, "tdes_spec32")]}
+    _bars(ax, workloads, fv, "fetched 64-bit chunks in the FVT")
+    r5 = []
+    for w in workloads:
+        v = by[(w, "tdes_spec")]["fv_predictability"]
+        ref = MEASURED_TOP8.get(w) if real else None
+        r5.append(row(f"{w}: predictable 64-bit chunks, 8 values", v, ref=ref,
+                      source="static top-8 share measured with a Valgrind value tracer (CI-like machine)" if ref else "",
+                      tol_abs=0.10 if ref else None, tol_source="dynamic FVT vs static top 8 of the whole run" if ref else "",
+                      metric=f"memcrypt/{w}/fv8_predictability"))
+    grow = all(fv["16 values"][i] >= fv["8 values"][i] - 1e-9 and fv["32 values"][i] >= fv["16 values"][i] - 1e-9
+               for i in range(len(workloads)))
+    r5.append(row("more frequent values predict at least as many chunks", None, verdict="shape only",
+                  note=_holds(grow), source="paper Fig. 5"))
+    ctx.figure(fig, "fig5_predictability",
+               "Fig. 5: share of the 64-bit chunks fetched on L2 misses whose value is in the FVT (8, 16, 32 values), "
+               "256 KB L2. Paper: over 40% for several programs, poor for some (164.gzip).", r5)
+
+    # --- Fig. 6: re-ordering --------------------------------------------------------------------
+    nat = [by[(w, "aes_spec")]["paired_share_natural"] for w in workloads]
+    reo = [by[(w, "aes_spec")]["paired_share_reordered"] for w in workloads]
+    fig, ax = ctx.subplots(figsize=(9, 3.6))
+    _bars(ax, workloads, {"no re-ordering": nat, "re-ordering": reo}, "frequent chunks predictable (128-bit)")
+    share = sum(by[(w, "aes_spec")]["frequent_words_paired_reordered"] for w in workloads) / max(
+        sum(by[(w, "aes_spec")]["frequent_words"] for w in workloads), 1)
+    r6 = [row("frequent chunks predictable with re-ordering (all workloads)", share, ref=0.975, tol_abs=0.025,
+              source="paper §6.1: over 95%", tol_source="'over 95%' read as 95-100%",
+              metric="memcrypt/reorder_predictable_share"),
+          row("frequent chunks predictable without re-ordering (mean)", statistics.fmean(nat), verdict="shape only",
+              source="paper §6.1: 'few'", note=_holds(statistics.fmean(nat) < share))]
+    ctx.figure(fig, "fig6_reordering",
+               "Fig. 6: share of frequent 64-bit chunks that sit in a predictable 128-bit chunk, in the original order "
+               "and after re-ordering with the bitmap (AES-256, 8 values, 256 KB). Re-ordering is decided at "
+               "writeback with the FVT of that moment; a chunk is lost when its partner is odd one out or the FVT "
+               "changed since.", r6)
+
+    # --- Fig. 7: direct encryption speedups ----------------------------------------------------
+    fig, axes = ctx.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    _bars(axes[0], workloads, {"TDES": [sp(w, "tdes_direct_256k") for w in workloads],
+                               "AES": [sp(w, "aes_direct_256k") for w in workloads]}, "IPC speedup")
+    axes[0].set_title("256 KB L2")
+    _bars(axes[1], workloads, {"TDES": [sp(w, "tdes_direct_1m") for w in workloads],
+                               "AES": [sp(w, "aes_direct_1m") for w in workloads]}, "IPC speedup")
+    axes[1].set_title("1 MB L2")
+    r7 = []
+    for w in workloads:
+        for k in ("aes_direct_256k", "tdes_direct_256k", "aes_direct_1m"):
+            r7.append(row(f"{w}: speedup {k.replace('_', ' ')}", sp(w, k), unit="x-1",
+                          metric=f"memcrypt/{w}/speedup_{k}"))
+    stall = {w: 1 - by[(w, "plain")]["ipc"] / 2.0 for w in workloads}
+    order = sorted(workloads, key=lambda w: stall[w])
+    mem_bound, compute_bound = order[-1], order[0]
+    r7 += [
+        row("memory-bound workloads gain the most", sp(mem_bound, "tdes_direct_256k") - sp(compute_bound, "tdes_direct_256k"),
+            verdict="shape only", source="paper §6.2 (10-30% for memory-bound, little for compute-bound)",
+            note=f"most memory-bound {mem_bound} vs least {compute_bound}: "
+                 f"{_holds(sp(mem_bound, 'tdes_direct_256k') > sp(compute_bound, 'tdes_direct_256k'))}"),
+        row("TDES (64-bit) gains more than AES (128-bit)", mean("tdes_direct_256k") - mean("aes_direct_256k"),
+            verdict="shape only", source="paper §6.2",
+            note=f"{sum(sp(w, 'tdes_direct_256k') > sp(w, 'aes_direct_256k') for w in workloads)} of {len(workloads)} "
+                 f"workloads: {_holds(mean('tdes_direct_256k') > mean('aes_direct_256k'))} on the mean"),
+        row("gains shrink at 1 MB (AES, mean)", mean("aes_direct_1m") - mean("aes_direct_256k"), verdict="shape only",
+            source="paper §6.2", note=_holds(mean("aes_direct_1m") < mean("aes_direct_256k"))),
+    ]
+    ctx.figure(fig, "fig7_direct_speedup",
+               "Fig. 7: IPC speedup of ciphertext + MAC speculation (8 frequent values) over the same encrypted machine "
+               "without it, TDES and AES-256 direct encryption, secure policy, 1:5 clock ratio.", r7)
+
+    # --- Fig. 8: counter mode ------------------------------------------------------------------
+    fig, ax = ctx.subplots(figsize=(9, 3.6))
+    _bars(ax, workloads, {"MAC spec., 256 KB": [sp(w, "mac_counter_256k") for w in workloads],
+                          "MAC spec., 1 MB": [sp(w, "mac_counter_1m") for w in workloads],
+                          "ciphertext spec. only, 256 KB": [sp(w, "ct_counter_256k") for w in workloads]},
+          "IPC speedup")
+    r8 = []
+    for w in workloads:
+        r8.append(row(f"{w}: speedup MAC speculation, counter mode, 256 KB", sp(w, "mac_counter_256k"),
+                      metric=f"memcrypt/{w}/speedup_mac_counter_256k"))
+    r8.append(row("counter mode: MAC speculation gains, ciphertext speculation little",
+                  mean("mac_counter_256k") - mean("ct_counter_256k"), verdict="shape only", source="paper §6.2",
+                  note=f"mean {mean('mac_counter_256k'):.3f} vs {mean('ct_counter_256k'):.3f}: "
+                       f"{_holds(mean('mac_counter_256k') > mean('ct_counter_256k') and abs(mean('ct_counter_256k')) < 0.01)}"))
+    ctx.figure(fig, "fig8_counter_mode",
+               "Fig. 8: counter mode (AES-CTR pads precomputed at miss issue): MAC speculation hides the MAC check; "
+               "ciphertext speculation has nothing to hide once pads are precomputed.", r8)
+
+    # --- Fig. 9: clock ratio -------------------------------------------------------------------
+    fig, ax = ctx.subplots(figsize=(9, 3.6))
+    _bars(ax, workloads, {"1:4": [sp(w, "aes_direct_1to4") for w in workloads],
+                          "1:5": [sp(w, "aes_direct_256k") for w in workloads],
+                          "1:6": [sp(w, "aes_direct_1to6") for w in workloads]}, "IPC speedup (AES)")
+    m4, m6 = mean("aes_direct_1to4"), mean("aes_direct_1to6")
+    ratio = m6 / m4 if m4 > 0 else float("nan")
+    r9 = [row("mean speedup 1:4 (AES)", m4, ref=0.075, tol_abs=0.05, source="paper §6.3: about 7.5%",
+              tol_source="different workloads; paper mean over its subset"),
+          row("mean speedup 1:6 (AES)", m6, ref=0.09, tol_abs=0.05, source="paper §6.3: close to 9%",
+              tol_source="different workloads; paper mean over its subset"),
+          row("mean speedup ratio 1:6 / 1:4", ratio, ref=0.09 / 0.075, tol=0.25, source="paper §6.3 (9% / 7.5%)",
+              tol_source="ratio of two rounded means", metric="memcrypt/mean_speedup_ratio_1to6_over_1to4")]
+    ctx.figure(fig, "fig9_clock_ratio", "Fig. 9: AES speedup at CPU:memory clock ratios 1:4, 1:5, 1:6.", r9)
+
+    # --- Fig. 10: FVT size (TDES) --------------------------------------------------------------
+    fig, ax = ctx.subplots(figsize=(9, 3.6))
+    _bars(ax, workloads, {f"{n} values": [by[(w, v)]["ipc"] / by[(w, "tdes_base")]["ipc"] for w in workloads]
+                          for n, v in [(8, "tdes_spec"), (16, "tdes_spec16"), (32, "tdes_spec32")]},
+          "IPC / no speculation (TDES)")
+    gain16 = max(sp(w, "tdes16_direct_256k") - sp(w, "tdes_direct_256k") for w in workloads)
+    gain32 = max(sp(w, "tdes32_direct_256k") - sp(w, "tdes_direct_256k") for w in workloads)
+    loses = [w for w in workloads if sp(w, "tdes32_direct_256k") < sp(w, "tdes_direct_256k")]
+    r10 = [row("largest gain of 16 over 8 values", gain16, verdict="shape only", source="paper §6.4: little",
+               note=_holds(gain16 < 0.03)),
+           row("largest gain of 32 over 8 values", gain32, verdict="shape only", source="paper §6.4: little, can lose",
+               note=f"{_holds(gain32 < 0.03)}; 32 loses to 8 on: {', '.join(loses) or 'none'}")]
+    ctx.figure(fig, "fig10_fvt_size", "Fig. 10: TDES with 8, 16, 32 frequent values: more candidates per miss occupy "
+               "the shared engines, so speculation for misses in a burst finishes later.", r10)
+
+    ctx.grid("Beyond the paper: bitmaps carried with each line's MACs (no bitmap lines, no bitmap cache) against "
+             "the paper's bitmap cache, speedup of speculation at 256 KB",
+             ["workload", "AES direct, bitmap cache", "AES direct, inline bitmap", "counter MAC spec., bitmap cache",
+              "counter MAC spec., inline bitmap", "bitmap cache miss rate"],
+             [[w, f"{sp(w, 'aes_direct_256k'):.4f}", f"{sp(w, 'aes_direct_inline_256k'):.4f}",
+               f"{sp(w, 'mac_counter_256k'):.4f}", f"{sp(w, 'mac_counter_inline_256k'):.4f}",
+               f"{by[(w, 'aes_spec')]['bitmap_misses'] / max(by[(w, 'aes_spec')]['bitmap_misses'] + by[(w, 'aes_spec')]['bitmap_hits'], 1):.3f}"]
+              for w in workloads])
+    _security(ctx, workloads)
+    _beyond(ctx, workloads, by, recs)
+
+
+def _security(ctx, workloads: list[str]) -> None:
+    recs = 40_000 if ctx.quick else 400_000
+    schemes = [{"cipher": "tdes"}, {"cipher": "aes256"}, {"mode": "counter", "cipher": "aes128"}]
+    rows = [{"workload": w, "max_records": recs, **s} for w in workloads for s in schemes]
+    res = ctx.run_many("memcrypt.check", {}, rows)
+    false_hits = sum(r["false_hits"] for r in res)
+    bad = sum(r["integrity_failures"] for r in res)
+    external = sum(r["external_updates"] for r in res)
+    grid = [[r0["workload"], r0.get("mode", "direct"), r0["cipher"], r["fetches"], r["ct_hits"], r["mac_hits"],
+             r["false_hits"], r["external_updates"], r["integrity_failures"]] for r0, r in zip(rows, res)]
+    ctx.grid("Functional model over the traces: real encryption, MACs and speculation on every fetched line",
+             ["workload", "mode", "cipher", "fetches", "ciphertext hits", "MAC hits", "false hits",
+              "written behind the cache", "MAC failures"], grid)
+    ctx.table("Security checks", [
+        row("false speculative hits (all workloads and schemes)", false_hits, ref=0, tol_abs=0, source="analytic",
+            basis="computed", metric="memcrypt/false_hits"),
+        row("fetches failing their MACs on untampered memory", bad, ref=0, tol_abs=0, source="analytic",
+            basis="computed", note=f"{external} fetches found memory written behind the cache (kernel or device "
+                                   "writes the trace does not show); those lines were re-encrypted as written")])
+
+
+def _beyond(ctx, workloads: list[str], by: dict, recs: int) -> None:
+    """Sweeps past the paper on the workload where encryption costs the most (TDES, whose
+    speculation needs no bitmaps, for engines and latency; AES for the bitmap cache)."""
+    w = max(workloads, key=lambda x: by[(x, "plain")]["ipc"] / by[(x, "tdes_base")]["ipc"])
+    base = {"workload": w, "max_records": recs}
+    sweeps = {
+        "engines": ("tdes", [1, 2, 4, 8, 16]),
+        "tdes_latency_ns": ("tdes", [30.0, 60.0, 96.0, 150.0, 250.0]),
+        "bitmap_cache_entries": ("aes256", [16, 64, 128, 512, 4096]),
+    }
+    rows, keys = [], []
+    for field, (cipher, xs) in sweeps.items():
+        for x in xs:
+            for spec in (False, True):
+                f = {"cipher": cipher, field: x}
+                if not spec:
+                    f.update(NO_SPEC)
+                rows.append({**base, **f})
+                keys.append((field, x, spec))
+    for pol in ("secure", "relaxed"):
+        for spec in (False, True):
+            rows.append({**base, "cipher": "tdes", "policy": pol, **({} if spec else NO_SPEC)})
+            keys.append(("policy", pol, spec))
+    for pre in (False, True):
+        for spec in (False, True):
+            rows.append({**base, "mode": "counter", "cipher": "aes256", "pad_precompute": pre, "ct_speculation": False,
+                         "bitmap_inline": True, **({} if spec else NO_SPEC)})
+            keys.append(("pad_precompute", pre, spec))
+    res = ctx.run_many("memcrypt.run", {}, rows)
+    got = dict(zip(keys, res))
+    fig, axes = ctx.subplots(1, 3, figsize=(12, 3.6))
+    table = []
+    for ax, (field, (cipher, xs)) in zip(axes, sweeps.items()):
+        ys = [got[(field, x, True)]["ipc"] / got[(field, x, False)]["ipc"] - 1 for x in xs]
+        ax.plot(xs, ys, marker="o")
+        ax.set_xscale("log")
+        ax.set_xlabel(field)
+        ax.set_ylabel(f"{cipher.upper()} speedup")
+        ax.grid(alpha=0.3)
+        table += [[f"{field} ({cipher})", x, f"{y:.4f}"] for x, y in zip(xs, ys)]
+    for pol in ("secure", "relaxed"):
+        table.append(["policy (tdes)", pol, f"{got[('policy', pol, True)]['ipc'] / got[('policy', pol, False)]['ipc'] - 1:.4f}"])
+    for pre in (False, True):
+        table.append(["counter mode, pads precomputed (inline bitmaps), MAC spec.", pre,
+                      f"{got[('pad_precompute', pre, True)]['ipc'] / got[('pad_precompute', pre, False)]['ipc'] - 1:.4f}"])
+    ctx.figure(fig, "beyond_sweeps", f"Beyond the paper, on {w} (where encryption costs the most): speedup of "
+               "speculation against the number of crypto pipelines and the TDES latency, and AES against the bitmap "
+               "cache size.", [])
+    ctx.grid(f"Beyond the paper on {w}: speedup of speculation", ["parameter", "value", "speedup"], table)

@@ -1,0 +1,142 @@
+"""Experiments `memcrypt.run` (timing model: IPC and where a miss's time goes) and
+`memcrypt.check` (functional model: real ciphers, MACs and speculation over the same trace).
+
+Both call the Rust crate `veil-memcrypt` (`veil._native.memcrypt`). Every machine field and its
+source is in docs/memcrypt.md; defaults are the paper's Table 2 machine.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from veil import _native
+from veil.core import (ComponentName, ConfigError, ExperimentConfig, InputFile, register_component,
+                       register_experiment)
+from veil.memcrypt.workloads import known_workloads, trace_input
+
+MODES = {
+    "direct": "OCB-like direct encryption: each cipher-size chunk encrypted under a tweak from the line address "
+              "and its per-line nonce (paper §2.1)",
+    "counter": "counter mode: AES-CTR pads per (line, per-line counter), XORed with the line",
+}
+CIPHERS = {
+    "aes128": "AES-128, 128-bit chunks (65 ns, Table 2)",
+    "aes256": "AES-256, 128-bit chunks (65 ns, Table 2's default AES)",
+    "tdes": "3-key Triple-DES, 64-bit chunks (96 ns, 48 stages, Table 2); direct mode only",
+}
+POLICIES = {
+    "secure": "data is used only once decrypted and authenticated (the paper's policy)",
+    "relaxed": "data is used once decrypted; authentication completes off the critical path",
+}
+for _n, _d in MODES.items():
+    register_component("memcrypt.mode", _n, doc=_d)
+for _n, _d in CIPHERS.items():
+    register_component("memcrypt.cipher", _n, doc=_d)
+for _n, _d in POLICIES.items():
+    register_component("memcrypt.policy", _n, doc=_d)
+
+# Fields that are not part of the native machine configuration.
+_RUN_FIELDS = {"workload", "trace", "l2_kb", "max_records", "seed"}
+
+
+class MachineConfig(ExperimentConfig):
+    workload: str = Field("synthetic-pointer", description="trace-suite workload (SPEC-like) or synthetic-* stream")
+    trace: InputFile = Field("", description="a veil-trace file (64-byte lines) to run instead of the workload "
+                                             "(relative to the config file's folder)")
+    l2_kb: Literal[256, 1024] = Field(256, description="L2 size, KB (Table 2: 256 KB or 1 MB, 4-way, 64 B lines)")
+    max_records: int = Field(2_000_000, ge=1, le=10**10, description="trace records to simulate (from the start)")
+    encryption: bool = Field(True, description="false: the unprotected machine (no decryption or MAC at all)")
+    mode: ComponentName("memcrypt.mode") = Field("direct", description="memory encryption mode")
+    cipher: ComponentName("memcrypt.cipher") = Field("aes256", description="block cipher of the chunks")
+    ct_speculation: bool = Field(True, description="frequent value ciphertext speculation")
+    mac_speculation: bool = Field(True, description="frequent value MAC speculation")
+    reorder: bool = Field(True, description="re-order frequent 64-bit words into pairs under 128-bit ciphers (bitmap)")
+    policy: ComponentName("memcrypt.policy") = Field("secure", description="when fetched data may be used")
+    pad_precompute: bool = Field(True, description="counter mode: pads computed at miss issue (counters on chip)")
+    fvt_size: int = Field(8, ge=1, le=64, description="frequent values in the FVT, N (paper: 8, 16, 32)")
+    fvt_candidates: int = Field(256, ge=1, le=1 << 20, description="candidate filter entries of the FVT (power of two)")
+    fvt_promote: int = Field(4, ge=1, le=1 << 16, description="sightings a candidate needs to enter the FVT")
+    freq_ghz: float = Field(1.0, gt=0, le=100, description="core clock, GHz (Table 2: 1)")
+    width: int = Field(8, ge=1, le=64, description="dispatch/issue width (Table 2: 8)")
+    ilp: float = Field(2.0, gt=0, le=64, description="sustained IPC between L2 misses (dispatch = min(width, ilp))")
+    rob: int = Field(128, ge=1, le=1 << 16, description="reorder buffer entries")
+    mshrs: int = Field(16, ge=1, le=1024, description="outstanding L2 load misses")
+    l2_latency: float | None = Field(None, ge=0, description="L2 hit latency, cycles; default 4 (256 KB) / 8 (1 MB), Table 2")
+    line_bytes: int = Field(64, description="cache line bytes (Table 2: 64; the model encrypts 64-byte lines)")
+    cpu_mem_ratio: float = Field(5.0, description="core clocks per memory-bus clock (200 MHz bus: 5; Fig. 9: 4, 6)")
+    bus_bytes: int = Field(8, ge=1, le=64, description="memory bus width, bytes (Table 2: 8)")
+    dram_banks: int = Field(4, ge=1, le=1024, description="SDRAM banks")
+    dram_row_bytes: int = Field(4096, ge=64, le=1 << 20, description="SDRAM row (page) bytes")
+    t_cas: float = Field(20.0, ge=0, description="CAS latency, bus clocks (Table 2: 20)")
+    t_rcd: float = Field(7.0, ge=0, description="RAS-to-CAS latency, bus clocks (Table 2: 7)")
+    t_rp: float = Field(7.0, ge=0, description="precharge latency, bus clocks (Table 2: 7)")
+    aes_latency_ns: float = Field(65.0, ge=0, description="AES latency, ns (Table 2: 65)")
+    aes_stages: int = Field(65, ge=1, le=10_000, description="AES pipeline stages (§4: 14 rounds x 4-7 stages)")
+    tdes_latency_ns: float = Field(96.0, ge=0, description="TDES latency, ns (Table 2: 96)")
+    tdes_stages: int = Field(48, ge=1, le=10_000, description="TDES pipeline stages (Table 2: 48)")
+    engines: int = Field(4, ge=1, le=1024, description="replicated pipelined crypto engines (shared by all work)")
+    compare_cycles: float = Field(1.0, ge=0, description="CAM compare of a speculated ciphertext or MAC, cycles")
+    bitmap_cache_entries: int = Field(128, ge=1, le=1 << 20, description="bitmap cache entries (one 4 KB page each; 128 = 8 KB, §3.2.2)")
+    bitmap_cache_ways: int = Field(4, ge=1, le=1 << 10, description="bitmap cache ways")
+    bitmap_inline: bool = Field(False, description="beyond the paper: bitmaps travel with each line's MACs instead "
+                                                   "of bitmap lines and a bitmap cache")
+
+    @model_validator(mode="after")
+    def _fit(self):
+        if self.cpu_mem_ratio < 1:
+            raise ValueError(f"cpu_mem_ratio: the memory bus cannot run faster than the core (ratio >= 1), got {self.cpu_mem_ratio}")
+        if self.mode == "counter" and self.cipher == "tdes":
+            raise ValueError("cipher: counter mode takes its pads from AES-CTR; 'tdes' cannot be used with mode 'counter'")
+        if self.line_bytes != 64:
+            raise ValueError(f"line_bytes: the model encrypts 64-byte lines (Table 2), got {self.line_bytes}")
+        if not self.trace and self.workload not in known_workloads():
+            raise ValueError(f"workload: unknown workload '{self.workload}' (known: {', '.join(known_workloads())})")
+        return self
+
+
+def native_run(cfg: MachineConfig) -> dict[str, Any]:
+    d = cfg.model_dump(mode="json")
+    machine = {k: v for k, v in d.items() if k not in _RUN_FIELDS}
+    if machine["l2_latency"] is None:
+        machine["l2_latency"] = 4.0 if cfg.l2_kb == 256 else 8.0
+    machine["seed"] = cfg.seed
+    run = {"config": machine, "max_records": cfg.max_records}
+    if cfg.trace:
+        run["trace"] = str(cfg.trace)
+    else:
+        run.update(trace_input(cfg.workload, cfg.l2_kb, cfg.max_records, cfg.seed))
+    return run
+
+
+def _call(fn, run: dict[str, Any], what: str) -> dict[str, Any]:
+    try:
+        return json.loads(fn(json.dumps(run)))
+    except ValueError as e:
+        raise ConfigError(f"{what}: {e}") from None
+
+
+@register_experiment("memcrypt.run", MachineConfig, doc="timing model: IPC of one scheme on one workload's miss trace")
+def run(cfg: MachineConfig) -> dict[str, Any]:
+    r = _call(_native.memcrypt.simulate, native_run(cfg), "memcrypt.run")
+    hit, closed, conflict = r.pop("dram_unloaded")
+    r.update(dram_unloaded_hit=hit, dram_unloaded_closed=closed, dram_unloaded_conflict=conflict)
+    fw = max(r["fetched_words"], 1)
+    fq = max(r["frequent_words"], 1)
+    r["fv_predictability"] = r["frequent_words"] / fw
+    r["paired_share_natural"] = r["frequent_words_paired_natural"] / fq
+    r["paired_share_reordered"] = r["frequent_words_paired_reordered"] / fq
+    r["chunk_predictability"] = r["chunks_predicted"] / max(r["chunks"], 1)
+    return r
+
+
+class CheckConfig(MachineConfig):
+    max_records: int = Field(200_000, ge=1, le=10**10, description="trace records to replay through the real ciphers")
+
+
+@register_experiment("memcrypt.check", CheckConfig,
+                     doc="functional model: real encryption, MACs and speculation over a trace; counts false hits")
+def check(cfg: CheckConfig) -> dict[str, Any]:
+    return _call(_native.memcrypt.check, native_run(cfg), "memcrypt.check")
