@@ -200,6 +200,10 @@ def test_every_experiment_documents_its_result_fields():
     ("enclave.server", {"requests": 64}),
     ("oram.access", {"n_blocks": 64, "block_size": 1024, "accesses": 20}),
     ("he.taco", {}),
+    ("memcrypt.run", {"workload": "synthetic-pointer", "max_records": 20000}),
+    ("memcrypt.check", {"workload": "synthetic-pointer", "max_records": 2000}),
+    ("memnet.memsys", {"workload": "uniform", "requests_per_cpu": 200, "encryption": "source_otp",
+                       "functional": True}),
 ])
 def test_every_returned_result_field_is_documented(experiment, config):
     from veil.core.registry import REGISTRY

@@ -118,7 +118,56 @@ def _call(fn, run: dict[str, Any], what: str) -> dict[str, Any]:
         raise ConfigError(f"{what}: {e}") from None
 
 
-@register_experiment("memcrypt.run", MachineConfig, doc="timing model: IPC of one scheme on one workload's miss trace")
+RUN_RESULTS = {
+    "ipc": ("instr/cycle", "instructions per CPU cycle (1 GHz core)"),
+    "cycles": ("cycles", "CPU cycles to replay the trace"),
+    "insts": ("", "instructions retired"),
+    "records": ("", "trace records replayed"),
+    "load_fills": ("", "LLC fills caused by loads"),
+    "store_fills": ("", "LLC fills caused by stores"),
+    "writebacks": ("", "dirty LLC writebacks (re-encrypted with a new nonce/counter)"),
+    "llc_hits": ("", "L1 misses that hit the LLC"),
+    "fetched_words": ("", "64-bit words fetched from memory"),
+    "frequent_words": ("", "fetched 64-bit words that were in the frequent value table"),
+    "frequent_words_paired_natural": ("", "frequent words whose 128-bit chunk partner is frequent too, "
+                                          "in memory order"),
+    "frequent_words_paired_reordered": ("", "the same after chunk re-ordering with the bitmap"),
+    "chunks": ("", "cipher-size chunks fetched"),
+    "chunks_predicted": ("", "chunks whose ciphertext speculation hit"),
+    "spec_ops": ("", "crypto engine operations spent on speculation"),
+    "demand_ops": ("", "crypto engine operations spent on demand decryption and MAC checks"),
+    "bitmap_hits": ("", "bitmap cache hits"),
+    "bitmap_misses": ("", "bitmap cache misses (a memory read and a decryption each)"),
+    "dram_row_hits": ("", "SDRAM accesses to an open row"),
+    "dram_row_closed": ("", "SDRAM accesses to a closed bank"),
+    "dram_row_conflicts": ("", "SDRAM accesses that closed another row first"),
+    "dram_accesses": ("", "SDRAM accesses (fills, writebacks, bitmap lines)"),
+    "mean_memory_cycles": ("cycles", "mean memory latency of a fill (CPU cycles)"),
+    "mean_crypto_cycles": ("cycles", "mean time a fill waited for decryption and authentication after its "
+                                     "data arrived (CPU cycles)"),
+    "stall_cycles": ("cycles", "CPU cycles the core stalled behind misses"),
+    "dram_unloaded_*": ("cycles", "unloaded SDRAM latency of a row hit / closed bank / conflict (CPU cycles)"),
+    "fv_predictability": ("", "share of fetched 64-bit words in the frequent value table (Fig. 5)"),
+    "paired_share_natural": ("", "share of frequent words whose chunk is all frequent, in memory order"),
+    "paired_share_reordered": ("", "the same after re-ordering (Fig. 6)"),
+    "chunk_predictability": ("", "share of fetched chunks whose speculation hit"),
+}
+
+CHECK_RESULTS = {
+    "fetches": ("", "lines fetched, decrypted and authenticated by the real ciphers"),
+    "writebacks": ("", "lines re-encrypted on writeback"),
+    "external_updates": ("", "fetches whose plaintext differed from the last writeback: memory changed behind "
+                             "the cache (a device or the kernel wrote it); the line is re-written as such a write"),
+    "integrity_failures": ("", "MAC failures on untampered memory (must be 0)"),
+    "ct_hits": ("", "chunks whose ciphertext speculation matched"),
+    "mac_hits": ("", "chunks whose MAC speculation matched"),
+    "false_hits": ("", "speculative hits that differ from the true decryption (must be 0)"),
+    "chunks": ("", "cipher-size chunks checked"),
+    "spec_ops": ("", "cipher operations spent on speculation"),
+}
+
+
+@register_experiment("memcrypt.run", MachineConfig, results=RUN_RESULTS, doc="timing model: IPC of one scheme on one workload's miss trace")
 def run(cfg: MachineConfig) -> dict[str, Any]:
     r = _call(_native.memcrypt.simulate, native_run(cfg), "memcrypt.run")
     hit, closed, conflict = r.pop("dram_unloaded")
@@ -136,7 +185,7 @@ class CheckConfig(MachineConfig):
     max_records: int = Field(200_000, ge=1, le=10**10, description="trace records to replay through the real ciphers")
 
 
-@register_experiment("memcrypt.check", CheckConfig,
+@register_experiment("memcrypt.check", CheckConfig, results=CHECK_RESULTS,
                      doc="functional model: real encryption, MACs and speculation over a trace; counts false hits")
 def check(cfg: CheckConfig) -> dict[str, Any]:
     return _call(_native.memcrypt.check, native_run(cfg), "memcrypt.check")

@@ -142,7 +142,46 @@ def default_config() -> dict[str, Any]:
     return json.loads(_native.memnet.memsys_default_config())
 
 
-@register_experiment("memnet.memsys", MemSysConfig,
+MEMSYS_RESULTS = {
+    "runtime_cycles": ("cycles", "network cycles (tCK, 0.8 ns by default) until every CPU finished"),
+    "runtime_ns": ("ns", "the same in nanoseconds"),
+    "reads": ("", "read requests sent"),
+    "writes": ("", "write requests sent (writebacks)"),
+    "responses": ("", "responses received (one per request)"),
+    "dummies": ("", "dummy packets injected by the injection policy"),
+    "avg_read_latency": ("cycles", "mean read latency, request issue to response arrival"),
+    "max_read_latency": ("cycles", "largest read latency"),
+    "avg_network_latency": ("cycles", "mean packet latency in the network"),
+    "avg_hops": ("hops", "mean router hops per packet"),
+    "instructions": ("", "instructions retired by all CPUs"),
+    "otp_sender_stalls": ("", "packets that waited for an OTP pad at the sender"),
+    "otp_sender_stall_cycles": ("cycles", "cycles senders waited for pads"),
+    "otp_receiver_waits": ("", "packets that waited for their pad at the receiver"),
+    "otp_receiver_wait_cycles": ("cycles", "cycles receivers waited for pads"),
+    "otp_rekeys": ("", "re-keys forced by a saturated counter"),
+    "otp_pads_generated": ("", "OTP pads generated"),
+    "otp_storage_bytes_*": ("B", "OTP buffer, counter and permutation storage per node (largest, CPU, module)"),
+    "functional_packets": ("", "packets really encrypted and decrypted (functional mode)"),
+    "functional_bytes": ("B", "payload bytes that round-tripped"),
+    "functional_mismatches": ("", "payloads that did not decrypt to what was sent (must be 0)"),
+    "functional_rejected_at_destination": ("", "packets refused by their own destination (must be 0)"),
+    "functional_foreign_trials": ("", "header checks tried by a node that is not the destination"),
+    "functional_foreign_accepts": ("", "those a wrong node accepted (false-accept rate = accepts / trials)"),
+    "functional_out_of_order": ("", "packets that arrived after a later one of the same pair"),
+    "dram_reads": ("", "DRAM reads"),
+    "dram_writes": ("", "DRAM writes"),
+    "dram_row_hits": ("", "DRAM accesses to an open row"),
+    "dram_max_vault_queue": ("", "deepest vault request queue seen"),
+    "pages_touched": ("", "trace pages mapped to physical frames (trace workloads)"),
+    "modules": ("", "memory modules (routers)"),
+    "cpus": ("", "CPUs"),
+    "uarch": ("", "packet encryption microarchitecture"),
+    "wall_seconds": ("s", "wall time of the simulation"),
+    "cycles_per_second": ("cycles/s", "simulation speed"),
+}
+
+
+@register_experiment("memnet.memsys", MemSysConfig, results=MEMSYS_RESULTS,
                      doc="a program on a memory-centric network: runtime, read latency, DRAM, "
                          "OTP stalls and storage, functional encryption checks")
 def memsys(cfg: MemSysConfig) -> dict:

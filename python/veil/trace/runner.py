@@ -8,6 +8,7 @@ version), so asking twice traces once: `ensure_trace("gzip", llc_bytes=256 * 102
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -214,7 +215,18 @@ def ensure_trace(workload: str, *, size: str = "small", threads: int | None = No
     by (workload, size, threads, input hash, geometry, tool version)."""
     w = get_workload(workload)
     geom = Geometry(l1_bytes, l1_assoc, llc_bytes, llc_assoc, line_size, ifetch)
-    root = Path(cache) if cache is not None else cache_dir()
+    # Absolute: the traced program runs with its input folder as working directory.
+    root = (Path(cache) if cache is not None else cache_dir()).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    # One process at a time prepares a workload's inputs and traces it: parallel sweep workers asking
+    # for the same trace would otherwise rewrite the input files under each other's programs.
+    with open(root / f".{workload}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_locked(w, workload, size, threads, geom, root, progress)
+
+
+def _ensure_locked(w, workload: str, size: str, threads: int | None, geom: Geometry, root: Path,
+                   progress: Callable[[float, int], None] | None) -> Path:
     workdir = root / "inputs" / workload
     inv = w.prepare(size, threads, workdir)
     t = w.threads if threads is None else threads
@@ -224,7 +236,6 @@ def ensure_trace(workload: str, *, size: str = "small", threads: int | None = No
     out = root / f"{workload}-{size}-t{t}-{geom.tag()}-{digest}.vtrace"
     if out.exists():
         return out
-    root.mkdir(parents=True, exist_ok=True)
     header = {"workload": workload, "input_hash": inv.input_hash, "threads": t,
               "extra": {"size": size, "input": w.sizes[size], "cache_key": digest}}
     run_trace(inv.program, list(inv.args), out, geom, cwd=workdir, header=header, progress=progress)
