@@ -204,7 +204,8 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("VEIL_TRACE_CACHE", ".veil/traces"))
+    """Absolute: traced programs run with their input folder as working directory."""
+    return Path(os.environ.get("VEIL_TRACE_CACHE", ".veil/traces")).resolve()
 
 
 def ensure_trace(workload: str, *, size: str = "small", threads: int | None = None,
@@ -215,8 +216,7 @@ def ensure_trace(workload: str, *, size: str = "small", threads: int | None = No
     by (workload, size, threads, input hash, geometry, tool version)."""
     w = get_workload(workload)
     geom = Geometry(l1_bytes, l1_assoc, llc_bytes, llc_assoc, line_size, ifetch)
-    # Absolute: the traced program runs with its input folder as working directory.
-    root = (Path(cache) if cache is not None else cache_dir()).resolve()
+    root = Path(cache).resolve() if cache is not None else cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     # One process at a time prepares a workload's inputs and traces it: parallel sweep workers asking
     # for the same trace would otherwise rewrite the input files under each other's programs.
