@@ -60,6 +60,10 @@ def interop() -> dict:
     return {"ok": bool(ok), "sets": sets}
 
 
+# Fig. 8's CSV columns, in the figure's units.
+F8_COLUMNS = ("time_ms", "power_mw", "area_mm2")
+
+
 def section(ctx, quick: bool) -> dict:
     """Runs the TACO evaluation; returns what Figs. 11/12 need."""
     import matplotlib.colors as mcolors
@@ -87,6 +91,7 @@ def section(ctx, quick: bool) -> dict:
     w = D.Workload.from_counts({"n": 8192, "primes": 3, **main["counts"]})
     sp = D.space()
     res = D.evaluate(sp, w, D.Calibration(cal["area_factor"], cal["leak_mw_per_mm2"]))
+    res = {**res, "time_ms": res["time_s"] * 1e3, "power_mw": res["power_w"] * 1e3}
     idx = D.select(res)
     front = D.pareto(res["time_s"], res["power_w"], res["area_mm2"])
     fig, ax = ctx.subplots(figsize=(7, 4.4))
@@ -128,7 +133,10 @@ def section(ctx, quick: bool) -> dict:
                          basis="calibrated", metric="he/taco/enc_mj",
                          note="fixed point of fit-and-select; the discrete space leaves a small miss"),
                      row("power of the selected design", main["power_mw"], unit="mW",
-                         ref=186.1, source="paper: 0.1228 mJ / 0.66 ms")])
+                         ref=186.1, source="paper: 0.1228 mJ / 0.66 ms")],
+               data={"Pareto frontier": {k: res[k][front].tolist() for k in F8_COLUMNS},
+                     "selected": {k: [float(res[k][idx])] for k in F8_COLUMNS},
+                     "paper's chosen design": {"time_ms": [0.66], "power_mw": [186.1], "area_mm2": [19.3]}})
 
     # ---------------------------------------------------------------- Fig. 9
     sets = fig9_sets()
@@ -194,7 +202,10 @@ def section(ctx, quick: bool) -> dict:
                          ref=0.66 * 417, source="paper: 0.66 ms x 417"),
                      row("TACO time (8192, 5) / (8192, 3)", t_n["SEAL (8192, 5)"] / t_n["CHOCO (8192, 3)"],
                          unit="ratio", ref=1.0, source="paper text: hardware time grows with N only",
-                         tol=0.05, tol_source="'directly with N': a few percent")])
+                         tol=0.05, tol_source="'directly with N': a few percent")],
+               data={"Veil": {k: [r[k] for r in table] for k in table[0]},
+                     "paper text (8192, 3)": {"label": ["CHOCO (8192, 3)"], "imx6_enc_s": [0.66e-3 * 417],
+                                              "taco_enc_s": [0.66e-3]}})
     ctx.grid("Fig. 9 data (seconds per operation; software = SEAL here x ratio, and the i.MX6 model)",
              ["parameters", "SEAL x ratio enc", "i.MX6 model enc", "TACO enc", "SEAL x ratio dec",
               "i.MX6 model dec", "TACO dec", "TACO area mm^2"],
