@@ -7,7 +7,7 @@ import statistics
 from typing import Any
 
 from veil.core import Row, register_reproducer
-from veil.memcrypt.workloads import SYNTHETIC, prepare_traces, reproducer_workloads
+from veil.memcrypt.workloads import SYNTHETIC, reproducer_workloads
 
 NO_SPEC = {"ct_speculation": False, "mac_speculation": False, "reorder": False}
 # name -> (fields, l2 KB)
@@ -79,7 +79,6 @@ def _holds(ok: bool) -> str:
                      order=40)
 def reproduce(ctx) -> None:
     workloads, real = reproducer_workloads()
-    prepare_traces(workloads)
     recs = 250_000 if ctx.quick else 4_000_000
     rows = [{"workload": w, "max_records": recs, "l2_kb": l2, **f} for w in workloads for f, l2 in VARIANTS.values()]
     res = ctx.run_many("memcrypt.run", {}, rows)

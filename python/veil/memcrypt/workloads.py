@@ -59,22 +59,7 @@ def trace_input(workload: str, l2_kb: int, records: int, seed: int) -> dict[str,
         return {"synth": p}
     if workload in _suite():
         from veil.trace import ensure_trace
-        from veil.trace.runner import cache_dir
 
-        # An absolute cache folder: the tracer runs programs from their input folder, where a
-        # relative path to a built program would not resolve.
-        path = ensure_trace(workload, llc_bytes=l2_kb * 1024, llc_assoc=4, l1_bytes=8 * 1024, l1_assoc=1, line_size=64,
-                            cache=cache_dir().resolve())
+        path = ensure_trace(workload, llc_bytes=l2_kb * 1024, llc_assoc=4, l1_bytes=8 * 1024, l1_assoc=1, line_size=64)
         return {"trace": str(path)}
     raise ConfigError(f"workload: unknown workload '{workload}' (known: {', '.join(known_workloads())})")
-
-
-def prepare_traces(workloads: list[str], l2_sizes: tuple[int, ...] = (256, 1024)) -> None:
-    """Traces every suite workload at every L2 size one after another, before parallel runs use
-    them: the trace cache is filled by one process (two processes tracing the same workload at
-    once would race on its input files)."""
-    for w in workloads:
-        if w in SYNTHETIC:
-            continue
-        for l2 in l2_sizes:
-            trace_input(w, l2, 0, 0)
