@@ -198,6 +198,18 @@ pub struct MemSysResult {
     pub cycles_per_second: f64,
 }
 
+/// A packet as it entered the network: when, from which node to which (this leg), whether it
+/// carried real messages, its length, and its bytes (functional mode; else empty).
+#[derive(Clone, Debug)]
+pub struct WireRecord {
+    pub at: u64,
+    pub src: u32,
+    pub dst: u32,
+    pub real: bool,
+    pub flits: u16,
+    pub wire: Vec<u8>,
+}
+
 /// Source of each core's miss stream (synthetic or a trace reader), given the address map.
 pub type SourceFactory<'a> = dyn FnMut(usize, &AddressMap) -> Result<Box<dyn MissSource>, SimError> + 'a;
 
@@ -254,9 +266,8 @@ pub struct MemSystem {
     pad_blocks: u64,
     packet_flits: u16,
     finished: bool,
-    /// When set, every packet put on the wire: (carries real messages, flits, wire bytes in
-    /// functional mode).
-    pub wire_log: Option<Vec<(bool, u16, Vec<u8>)>>,
+    /// When set, every packet put on the wire (tests of the routing algorithms).
+    pub wire_log: Option<Vec<WireRecord>>,
     /// Trace page frames assigned on first touch (None = addresses used as they are).
     pages: Option<HashMap<u64, u64>>,
 }
@@ -1093,7 +1104,7 @@ impl MemSystem {
             }
             self.inj_flits[n] += m.flits() as u64;
             if let Some(log) = self.wire_log.as_mut() {
-                log.push((real, m.flits(), m.wire.clone()));
+                log.push(WireRecord { at: now, src: n as u32, dst, real, flits: m.flits(), wire: m.wire.clone() });
             }
             self.engine.offer(n, Offer { at: now, dest: dst, len: m.flits(), msg: m.class(), tag: id });
             self.head[n] = None;
