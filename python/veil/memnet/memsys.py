@@ -15,7 +15,7 @@ from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, r
 
 from . import engine
 
-__all__ = ["MemSysConfig", "SecureParams", "to_rust_config", "simulate", "default_config"]
+__all__ = ["MemSysConfig", "SecureParams", "to_rust_config", "simulate", "default_config", "ghost_dummies_analytic"]
 
 
 class SecureParams(BaseModel):
@@ -167,6 +167,12 @@ def simulate(config: dict[str, Any]) -> dict[str, Any]:
 
 def default_config() -> dict[str, Any]:
     return json.loads(_native.memnet.memsys_default_config())
+
+
+def ghost_dummies_analytic(modules: int) -> float:
+    """Expected dummies per real packet of ghost_minimal on uniform traffic with one message
+    at a time per CPU (docs/memnet.md derives it; the Rust tests check the simulator against it)."""
+    return engine._call(_native.memnet.ghost_dummies_analytic, modules)
 
 
 MEMSYS_RESULTS = {
