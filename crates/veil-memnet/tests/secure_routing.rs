@@ -53,6 +53,7 @@ fn every_algorithm_answers_every_request_once_and_drops_every_dummy() {
             assert!(r.extra_packets_per_request > 0.0, "{alg}");
         }
         assert!(r.injection_utilisation > 0.0 && r.injection_utilisation <= 1.0, "{alg}");
+        assert!(r.cpu_injection_utilisation > 0.0 && r.cpu_injection_utilisation <= 1.0, "{alg}");
         assert!(r.network_utilisation > 0.0 && r.network_utilisation <= 1.0, "{alg}");
         assert!(r.avg_packet_latency_ns > 0.0, "{alg}");
     }
@@ -252,10 +253,16 @@ fn the_papers_orderings_on_a_short_run() {
     let r: Vec<(&str, MemSysResult)> = ["minimal", "minimal_dummy", "ghost_minimal", "ghost_nonminimal", "sequential", "broadcast"].iter().map(|&a| (a, run(a))).collect();
     let get = |a: &str| &r.iter().find(|x| x.0 == a).unwrap().1;
     for (a, x) in &r {
-        eprintln!("{a:>17}: {} cycles, {:.2} dummies per real packet, {:.1} extra packets per request", x.runtime_cycles, x.dummies_per_real_packet, x.extra_packets_per_request);
+        eprintln!(
+            "{a:>17}: {} cycles, {:.2} dummies per real packet, {:.1} extra packets per request, CPU injection {:.3}, network {:.3}",
+            x.runtime_cycles, x.dummies_per_real_packet, x.extra_packets_per_request, x.cpu_injection_utilisation, x.network_utilisation
+        );
     }
     let slowest = r.iter().max_by_key(|x| x.1.runtime_cycles).unwrap().0;
     assert_eq!(slowest, "minimal_dummy");
+    // ... because it fills the CPUs' injection channels.
+    let busiest = r.iter().max_by(|a, b| a.1.cpu_injection_utilisation.total_cmp(&b.1.cpu_injection_utilisation)).unwrap().0;
+    assert_eq!(busiest, "minimal_dummy");
     assert!(get("ghost_minimal").dummy_packets * 2 < get("minimal_dummy").dummy_packets);
     assert!(get("minimal").runtime_cycles < get("ghost_minimal").runtime_cycles);
     // Latency-bound (100 instructions between misses): the tree's depth beats the tour's

@@ -191,6 +191,8 @@ MEMSYS_RESULTS = {
     "avg_packet_latency_ns": ("ns", "mean latency of a real message from ready to leave its node to arrival at its "
                                     "destination (waiting for a slot and detours included)"),
     "injection_utilisation": ("", "mean busy fraction of the CPU and module injection channels"),
+    "cpu_injection_utilisation": ("", "mean busy fraction of the CPUs' injection channels alone (the paper's "
+                                      "injection bandwidth)"),
     "network_utilisation": ("", "mean busy fraction of the router-to-router channels"),
     "avg_read_latency": ("cycles", "mean read latency, request issue to response arrival"),
     "max_read_latency": ("cycles", "largest read latency"),

@@ -192,6 +192,9 @@ pub struct MemSysResult {
     pub avg_packet_latency_ns: f64,
     /// Mean busy fraction of the CPU and module injection channels.
     pub injection_utilisation: f64,
+    /// Mean busy fraction of the CPUs' injection channels alone (the paper's "injection
+    /// bandwidth"; with one terminal per router, the port a CPU shares with its module).
+    pub cpu_injection_utilisation: f64,
     /// Mean busy fraction of the router-to-router channels.
     pub network_utilisation: f64,
     pub wall_seconds: f64,
@@ -1298,7 +1301,12 @@ impl MemSystem {
         } else {
             (0..self.modules).map(|m| m * self.tpr).chain(self.cpu_nodes.iter().map(|&c| c as usize)).collect()
         };
-        let inj_util = inj_nodes.iter().map(|&x| self.inj_flits[x] as f64 / cycles_run as f64).sum::<f64>() / inj_nodes.len().max(1) as f64;
+        let util = |nodes: &mut dyn Iterator<Item = usize>| {
+            let (sum, k) = nodes.fold((0.0, 0usize), |(s, k), x| (s + self.inj_flits[x] as f64 / cycles_run as f64, k + 1));
+            sum / k.max(1) as f64
+        };
+        let inj_util = util(&mut inj_nodes.iter().copied());
+        let cpu_util = util(&mut self.cpu_nodes.iter().map(|&c| c as usize));
         MemSysResult {
             runtime_cycles: runtime,
             runtime_ns: runtime as f64 * self.cfg.module.tck_ns,
@@ -1329,6 +1337,7 @@ impl MemSystem {
             dummies_per_real_packet: self.dummy_packets as f64 / self.real_packets.max(1) as f64,
             avg_packet_latency_ns: self.pkt_lat_sum as f64 / self.pkt_lat_n.max(1) as f64 * self.cfg.module.tck_ns,
             injection_utilisation: inj_util,
+            cpu_injection_utilisation: cpu_util,
             network_utilisation: self.net_flits as f64 / (self.router_links.max(1) * cycles_run) as f64,
             wall_seconds: wall,
             cycles_per_second: self.engine.now as f64 / wall.max(1e-9),
