@@ -59,6 +59,23 @@ fn every_algorithm_answers_every_request_once_and_drops_every_dummy() {
     }
 }
 
+#[test]
+fn with_one_terminal_per_router_cpus_share_their_module_port() {
+    // 3x3 mesh: a CPU's node is its module's node, so some legs start and end at one node.
+    for &alg in ALL {
+        let mut c = small(alg, 30);
+        c.network.topology = TopologyConfig::Mesh { k: 3, n: 2, latency: 1, flit_cycles: 1 };
+        c.network.routing = "dor".into();
+        c.cpu.count = 3;
+        c.encryption.functional = true;
+        let r = MemSystem::new(&c).unwrap().run().unwrap();
+        assert_eq!(r.responses, requests(&r), "{alg}");
+        assert_eq!(r.dummies, r.dummy_packets, "{alg}");
+        let f = r.functional.unwrap();
+        assert_eq!((f.mismatches, f.rejected_at_destination), (0, 0), "{alg}");
+    }
+}
+
 /// Splits each CPU's first-leg destinations (packets it injects) per CPU.
 fn first_legs(log: &[WireRecord], cpu: u32) -> Vec<u32> {
     log.iter().filter(|w| w.src == cpu).map(|w| w.dst).collect()
