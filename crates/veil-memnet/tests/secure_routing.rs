@@ -193,6 +193,42 @@ fn a_seed_fixes_the_run_and_another_changes_it() {
     }
 }
 
+/// Mean cycles from a CPU's packet to module m to m's reply, for real and for dummy packets
+/// (one CPU, one message at a time, reads only).
+fn turnaround(dwell: u32) -> (f64, f64) {
+    let mut c = small("ghost_minimal", 150);
+    c.cpu.count = 1;
+    c.cpu.mshrs = 1;
+    c.workload.write_fraction = 0.0;
+    c.workload.insts_per_miss = 2000.0;
+    c.secure.dwell_cycles = dwell;
+    let (_, log, cpus, modules) = run_logged(&c);
+    let cpu = cpus[0];
+    let (mut real, mut dummy) = (Vec::new(), Vec::new());
+    for m in 0..modules as u32 {
+        let out: Vec<&WireRecord> = log.iter().filter(|w| w.src == cpu && w.dst == 2 * m).collect();
+        let back: Vec<&WireRecord> = log.iter().filter(|w| w.src == 2 * m && w.dst == cpu).collect();
+        assert_eq!(out.len(), back.len(), "one reply per packet");
+        for (o, b) in out.iter().zip(&back) {
+            assert_eq!(o.real, b.real, "replies in order");
+            let d = (b.at - o.at) as f64;
+            if o.real { real.push(d) } else { dummy.push(d) }
+        }
+    }
+    let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+    (mean(&real), mean(&dummy))
+}
+
+#[test]
+fn a_dwell_of_the_idle_access_time_hides_which_packet_read_dram() {
+    let idle = MemSystem::new(&small("ghost_minimal", 1)).unwrap().idle_dram_read_cycles();
+    let (r0, d0) = turnaround(0);
+    assert!(r0 - d0 > idle as f64 - 5.0, "without a dwell the real reply is late: {r0:.1} vs {d0:.1}");
+    let (r1, d1) = turnaround(idle as u32);
+    eprintln!("turnaround real/dummy: dwell 0 {r0:.1}/{d0:.1}, dwell {idle} {r1:.1}/{d1:.1}");
+    assert!((r1 - d1).abs() < 2.0, "with it they leave alike: {r1:.1} vs {d1:.1}");
+}
+
 fn config_error(c: &MemSysConfig) -> String {
     match MemSystem::new(c) {
         Err(SimError::Config(e)) => {

@@ -32,6 +32,9 @@ class SecureParams(BaseModel):
     hot_modules: list[int] = Field([], description="adaptive_ghost: modules given hot_weight slots per round "
                                                    "(public and fixed; must exist)")
     hot_weight: int = Field(4, ge=1, le=1024, description="adaptive_ghost: slots per round of each hot module")
+    dwell_cycles: int = Field(0, ge=0, description="cycles a packet stays at least at each module where it may pick "
+                                                   "up data (0 = leaves when nothing is due; the idle access time, "
+                                                   "44 by default, hides an idle vault's access time)")
 
 
 # Each routing algorithm is a component; `veil list` shows the [secure] parameters it reads.

@@ -57,6 +57,8 @@ const CARRIER: u8 = 5;
 const EV_VAULT: u8 = 0;
 const EV_RESPOND: u8 = 1;
 const EV_DELIVER: u8 = 2;
+/// A carrier whose dwell at a module is over joins the node's send queue.
+const EV_DEPART: u8 = 3;
 
 #[derive(Clone, Debug, Default)]
 struct Msg {
@@ -122,6 +124,8 @@ struct Carrier {
     pending: Vec<(u32, u32)>,
     /// Held at its current node until `pending` there is empty.
     parked: bool,
+    /// Leaves its current node no earlier than this (`secure.dwell_cycles`).
+    hold_until: u64,
     /// The current leg carries real content (counted as a real packet).
     real: bool,
     /// Broadcast: group id + 1, and whether it travels up the tree (to the CPU at the root).
@@ -140,6 +144,9 @@ struct Group {
     data_wait: Vec<u32>,
     got: Vec<Vec<u32>>,
     sent: Vec<bool>,
+    /// When the request reached each router (its answer leaves `dwell_cycles` later at the
+    /// earliest).
+    arrived: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -801,6 +808,11 @@ impl MemSystem {
                     self.queue_msg(rid, now);
                 }
             }
+            EV_DEPART => {
+                let n = self.msgs[id as usize].src as usize;
+                self.fwd[n].push_back(id);
+                self.fwd_count += 1;
+            }
             _ => self.deliver(now, id),
         }
     }
@@ -819,20 +831,24 @@ impl MemSystem {
         e.1 -= 1;
         if e.1 == 0 && car.parked && at == node {
             car.parked = false;
-            self.depart(c, node);
+            self.depart(c, node, _now);
         }
     }
 
     /// Sends carrier `id` from `node` towards its route's next waypoint.
-    fn depart(&mut self, id: u32, node: u32) {
+    fn depart(&mut self, id: u32, node: u32, now: u64) {
         let m = &mut self.msgs[id as usize];
         let car = m.carrier.as_mut().expect("carrier");
         car.pending.retain(|e| e.1 > 0);
         car.real = !car.msgs.is_empty();
         m.src = node;
         m.dst = car.route[car.pos];
-        self.fwd[node as usize].push_back(id);
-        self.fwd_count += 1;
+        if car.hold_until > now {
+            self.events.push(Reverse((car.hold_until, EV_DEPART, id)));
+        } else {
+            self.fwd[node as usize].push_back(id);
+            self.fwd_count += 1;
+        }
     }
 
     /// A new packet of a secure algorithm leaves node `n`.
@@ -848,6 +864,7 @@ impl MemSystem {
                 data_wait: vec![0; self.modules],
                 got: vec![Vec::new(); self.modules],
                 sent: vec![false; self.modules],
+                arrived: vec![0; self.modules],
             };
             let gid = match self.free_groups.pop() {
                 Some(i) => {
@@ -878,13 +895,17 @@ impl MemSystem {
     }
 
     /// A broadcast packet from node `from` to `to` (down the tree or up it).
-    fn bcast_send(&mut self, g: u32, from: u32, to: u32, up: bool, to_cpu: bool, msgs: Vec<u32>, now: u64) {
+    fn bcast_send(&mut self, g: u32, from: u32, to: u32, up: bool, to_cpu: bool, msgs: Vec<u32>, now: u64, at: u64) {
         let real = !up || !msgs.is_empty();
         let car = Carrier { msgs, route: vec![to], origin: from, class: up as u8, real, group: g + 1, up, to_cpu, ..Default::default() };
         let m = Msg { kind: CARRIER, src: from, dst: to, issued: now, dummy_flits: self.packet_flits, carrier: Some(Box::new(car)), ..Default::default() };
         let id = self.alloc(m);
-        self.fwd[from as usize].push_back(id);
-        self.fwd_count += 1;
+        if at > now {
+            self.events.push(Reverse((at, EV_DEPART, id)));
+        } else {
+            self.fwd[from as usize].push_back(id);
+            self.fwd_count += 1;
+        }
     }
 
     /// Router `r` of broadcast `g` answers its parent once its children have and its own
@@ -897,13 +918,14 @@ impl MemSystem {
         grp.sent[r] = true;
         let msgs = std::mem::take(&mut grp.got[r]);
         let (root, origin) = (grp.root, grp.origin);
+        let at = grp.arrived[r] + self.cfg.secure.dwell_cycles as u64;
         let from = self.module_node(r);
         if r == root {
-            self.bcast_send(g, from, origin, true, true, msgs, now);
+            self.bcast_send(g, from, origin, true, true, msgs, now, at);
         } else {
             let parent = self.policy.tree(root).expect("broadcast tree").parent[r] as usize;
             let to = self.module_node(parent);
-            self.bcast_send(g, from, to, true, false, msgs, now);
+            self.bcast_send(g, from, to, true, false, msgs, now, at);
         }
     }
 
@@ -946,9 +968,10 @@ impl MemSystem {
             let root = self.groups[g as usize].root;
             let children = self.policy.tree(root).expect("broadcast tree").children[r].clone();
             self.groups[g as usize].children_left[r] = children.len() as u32;
+            self.groups[g as usize].arrived[r] = now;
             for ch in children {
                 let to = self.module_node(ch as usize);
-                self.bcast_send(g, w, to, false, false, Vec::new(), now);
+                self.bcast_send(g, w, to, false, false, Vec::new(), now, now);
             }
         }
         self.bcast_check_up(now, g, r);
@@ -1019,9 +1042,11 @@ impl MemSystem {
         let revisit = car.turn && !car.back;
         let wait = !revisit && car.pending.iter().any(|e| e.0 == w && e.1 > 0);
         car.parked = wait;
+        // Where it may pick up data it stays at least dwell_cycles, data or not.
+        car.hold_until = if revisit { now } else { now + self.cfg.secure.dwell_cycles as u64 };
         self.msgs[id as usize].carrier = Some(car);
         if !wait {
-            self.depart(id, w);
+            self.depart(id, w, now);
         }
     }
 

@@ -47,13 +47,13 @@ pub const INJECTION_NAMES: &[(&str, &str)] = &[
 pub const INJECTION_PARAMS: &[(&str, &[&str])] = &[
     ("minimal", &[]),
     ("direct", &[]),
-    ("minimal_dummy", &["batch", "packet_flits"]),
-    ("sequential", &["batch", "packet_flits"]),
-    ("broadcast", &["batch", "packet_flits"]),
-    ("ghost_minimal", &["batch", "packet_flits"]),
-    ("ghost_nonminimal", &["batch", "packet_flits"]),
+    ("minimal_dummy", &["batch", "packet_flits", "dwell_cycles"]),
+    ("sequential", &["batch", "packet_flits", "dwell_cycles"]),
+    ("broadcast", &["batch", "packet_flits", "dwell_cycles"]),
+    ("ghost_minimal", &["batch", "packet_flits", "dwell_cycles"]),
+    ("ghost_nonminimal", &["batch", "packet_flits", "dwell_cycles"]),
     ("constant_rate", &["batch", "packet_flits", "slot_cycles"]),
-    ("adaptive_ghost", &["batch", "packet_flits", "hot_modules", "hot_weight"]),
+    ("adaptive_ghost", &["batch", "packet_flits", "hot_modules", "hot_weight", "dwell_cycles"]),
 ];
 
 /// What a node injects next.
