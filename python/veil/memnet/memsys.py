@@ -35,6 +35,8 @@ class SecureParams(BaseModel):
     dwell_cycles: int = Field(0, ge=0, description="cycles a packet stays at least at each module where it may pick "
                                                    "up data (0 = leaves when nothing is due; the idle access time, "
                                                    "44 by default, hides an idle vault's access time)")
+    finish_rounds: bool = Field(False, description="ghost routings: a CPU out of messages finishes its permutation "
+                                                   "with dummies, so no burst ends right after a real packet")
 
 
 # Each routing algorithm is a component; `veil list` shows the [secure] parameters it reads.
