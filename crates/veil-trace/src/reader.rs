@@ -354,7 +354,8 @@ impl TraceReader<BufReader<File>> {
     pub fn open_with(path: impl AsRef<Path>, opts: ReadOptions) -> Result<Self, TraceError> {
         let path = path.as_ref();
         let f = File::open(path).map_err(|source| TraceError::Open { path: path.display().to_string(), source })?;
-        let mut r = TraceReader::new(BufReader::with_capacity(1 << 20, f))?;
+        // Small: block payloads are read past it, straight into their buffers (one copy, not two).
+        let mut r = TraceReader::new(BufReader::with_capacity(64 << 10, f))?;
         if opts.threads > 1 {
             let input = r.input.take().expect("a new reader owns its input");
             r.pipeline = Some(Pipeline::start(input, r.version, r.line_size, opts)?);

@@ -1,7 +1,7 @@
 """Running programs under the veiltrace Valgrind tool and caching the traces.
 
 The tool (tracer/, GPL-2.0) streams raw trace blocks into a pipe; `veil._native.trace.pack_fd`
-reads them while the program runs and writes the zstd-compressed trace with the full header.
+reads them while the program runs and writes the compressed trace (LZ4 blocks) with the full header.
 Traces of suite workloads are cached by (workload, size, threads, input hash, geometry, tool
 version), so asking twice traces once: `ensure_trace("gzip", llc_bytes=256 * 1024)`.
 """
