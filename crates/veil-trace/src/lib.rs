@@ -63,9 +63,9 @@ pub const CODEC_LZ4: u32 = 2;
 pub enum Codec {
     /// Uncompressed (what the Valgrind tool streams).
     Raw,
-    /// One zstd frame at this level: the smallest files, about 1 GB/s to decode per core.
+    /// One zstd frame at this level: the smallest files; about 0.9 GB/s decoded per core (docs/trace.md).
     Zstd(i32),
-    /// One LZ4 block: files about 1.7x larger than zstd's, decoding about twice as fast.
+    /// One LZ4 block: files about 1.7x larger than zstd's, decoded about twice as fast.
     Lz4,
 }
 

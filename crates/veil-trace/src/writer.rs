@@ -7,7 +7,8 @@ use crate::{
     FORMAT_VERSION, MAGIC, MAX_BLOCK_RECORDS,
 };
 
-/// How a writer lays out blocks. The defaults are what Veil's traces use.
+/// How a writer lays out blocks. The defaults: 16,384 records a block, zstd level 3 (Veil's cached
+/// traces are written with LZ4 through `set_codec`).
 #[derive(Clone, Copy, Debug)]
 pub struct WriterOptions {
     /// Records per block (the reader holds one block in memory).
@@ -132,7 +133,8 @@ impl<W: Write> TraceWriter<W> {
         Ok(())
     }
 
-    /// Stores the blocks that follow with `codec` (each block names its own codec).
+    /// Stores the blocks written from now on, the one being filled included, with `codec` (each
+    /// block names its own codec).
     pub fn set_codec(&mut self, codec: Codec) -> Result<(), TraceError> {
         self.comp = match codec {
             Codec::Zstd(level) => {
