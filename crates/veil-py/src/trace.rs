@@ -25,7 +25,7 @@ fn codec(name: &str) -> PyResult<Codec> {
 /// top-level keys replaced by those in `header_json` (an object; `extra` is merged key by key).
 /// Returns the summary as JSON.
 #[pyfunction]
-#[pyo3(signature = (fd, out, header_json, codec = "lz4"))]
+#[pyo3(signature = (fd, out, header_json, *, codec = "lz4"))]
 fn pack_fd(py: Python<'_>, fd: i32, out: &str, header_json: &str, codec: &str) -> PyResult<String> {
     let patch: serde_json::Value =
         serde_json::from_str(header_json).map_err(|e| PyValueError::new_err(format!("header_json: {e}")))?;

@@ -175,7 +175,7 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
 
         def pack():
             try:
-                result["summary"] = json.loads(_native.trace.pack_fd(rfd, str(tmp), json.dumps(patch), PACK_CODEC))
+                result["summary"] = json.loads(_native.trace.pack_fd(rfd, str(tmp), json.dumps(patch), codec=PACK_CODEC))
             except ValueError as e:
                 result["error"] = str(e)
 
