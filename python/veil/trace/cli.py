@@ -30,7 +30,8 @@ def _geometry(args):
 
 
 def _progress(elapsed: float, nbytes: int) -> None:
-    print(f"\r  tracing: {elapsed:5.0f} s, {nbytes / 1e6:8.1f} MB written", end="", file=sys.stderr, flush=True)
+    # The cursor goes back to the line's start: what comes next (the summary, or an error) overwrites it.
+    print(f"  tracing: {elapsed:5.0f} s, {nbytes / 1e6:8.1f} MB written\r", end="", file=sys.stderr, flush=True)
 
 
 def cmd_run(args) -> int:

@@ -1,7 +1,7 @@
 """Running programs under the veiltrace Valgrind tool and caching the traces.
 
 The tool (tracer/, GPL-2.0) streams raw trace blocks into a pipe; `veil._native.trace.pack_fd`
-reads them while the program runs and writes the zstd-compressed trace with the full header.
+reads them while the program runs and writes the compressed trace (LZ4 blocks) with the full header.
 Traces of suite workloads are cached by (workload, size, threads, input hash, geometry, tool
 version), so asking twice traces once: `ensure_trace("gzip", llc_bytes=256 * 1024)`.
 """
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from veil.core import ConfigError, VeilError
 
+from .format import FORMAT_VERSION
 from .workloads import REPO, get_workload
 
 TRACER_DIR = REPO / "tracer"
@@ -32,6 +33,9 @@ TOOL_NAME = "veiltrace"
 # Fixed, minimal environment: the environment is copied onto the program's stack, so the same
 # environment is part of getting the same addresses, hence byte-identical traces.
 RUN_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PYTHONHASHSEED": "0"}
+# How traces are stored: LZ4 blocks read about twice as fast as zstd's for 1.7x the disk
+# (docs/trace.md, Speed). It enters the cache key with the format version.
+PACK_CODEC = "lz4"
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,7 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
 
         def pack():
             try:
-                result["summary"] = json.loads(_native.trace.pack_fd(rfd, str(tmp), json.dumps(patch)))
+                result["summary"] = json.loads(_native.trace.pack_fd(rfd, str(tmp), json.dumps(patch), codec=PACK_CODEC))
             except ValueError as e:
                 result["error"] = str(e)
 
@@ -208,6 +212,15 @@ def cache_dir() -> Path:
     return Path(os.environ.get("VEIL_TRACE_CACHE", ".veil/traces")).resolve()
 
 
+def cache_key(workload: str, size: str, threads: int, input_hash: str, geom: Geometry) -> str:
+    """Names a cached trace: a new tool build, format version or storage codec gives a new name,
+    so an old file is never served (it is traced again)."""
+    key = json.dumps({"workload": workload, "size": size, "threads": threads, "input": input_hash,
+                      "geometry": asdict(geom), "tool": tool_version(),
+                      "format": f"v{FORMAT_VERSION} {PACK_CODEC}"}, sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def ensure_trace(workload: str, *, size: str = "small", threads: int | None = None,
                  llc_bytes: int = 256 * 1024, llc_assoc: int = 4, l1_bytes: int = 8 * 1024, l1_assoc: int = 1,
                  line_size: int = 64, ifetch: bool = True, cache: Path | None = None,
@@ -230,9 +243,7 @@ def _ensure_locked(w, workload: str, size: str, threads: int | None, geom: Geome
     workdir = root / "inputs" / workload
     inv = w.prepare(size, threads, workdir)
     t = w.threads if threads is None else threads
-    key = json.dumps({"workload": workload, "size": size, "threads": t, "input": inv.input_hash,
-                      "geometry": asdict(geom), "tool": tool_version()}, sort_keys=True)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    digest = cache_key(workload, size, t, inv.input_hash, geom)
     out = root / f"{workload}-{size}-t{t}-{geom.tag()}-{digest}.vtrace"
     if out.exists():
         return out
