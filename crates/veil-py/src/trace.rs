@@ -19,8 +19,11 @@ fn err(e: TraceError) -> PyErr {
 /// Reads a trace stream from file descriptor `fd` (taking ownership: it is closed at the end),
 /// writes it zstd-compressed to `out` with the header's top-level keys replaced by those in
 /// `header_json` (an object; `extra` is merged key by key). Returns the summary as JSON.
+/// A per-thread L1 stream (the tool's `--stream=l1`) is replayed through the shared LLC in
+/// quanta of `quantum` instructions (`veil_trace::replay`), spooling next to `out`.
 #[pyfunction]
-fn pack_fd(py: Python<'_>, fd: i32, out: &str, header_json: &str) -> PyResult<String> {
+#[pyo3(signature = (fd, out, header_json, quantum = veil_trace::replay::DEFAULT_QUANTUM))]
+fn pack_fd(py: Python<'_>, fd: i32, out: &str, header_json: &str, quantum: u64) -> PyResult<String> {
     let patch: serde_json::Value =
         serde_json::from_str(header_json).map_err(|e| PyValueError::new_err(format!("header_json: {e}")))?;
     py.allow_threads(|| {
@@ -28,6 +31,10 @@ fn pack_fd(py: Python<'_>, fd: i32, out: &str, header_json: &str) -> PyResult<St
         let src = unsafe { File::from_raw_fd(fd) };
         let mut r = TraceReader::new(BufReader::with_capacity(1 << 20, src))?;
         let header = patched(r.header(), &patch)?;
+        if header.extra.get("stream").and_then(|v| v.as_str()) == Some("l1") {
+            let s = veil_trace::replay::replay(r, out, header, quantum, format!("{out}.spool"))?;
+            return Ok(serde_json::to_string(&s).expect("summary serialises"));
+        }
         let mut w = TraceWriter::create(out, &header)?;
         let mut rec = Record::default();
         while r.next_into(&mut rec)? {
@@ -102,6 +109,8 @@ fn read_speed(py: Python<'_>, path: &str) -> PyResult<(u64, f64)> {
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let m = PyModule::new(parent.py(), "trace")?;
     m.add("FORMAT_VERSION", veil_trace::FORMAT_VERSION)?;
+    m.add("REPLAY_VERSION", veil_trace::replay::REPLAY_VERSION)?;
+    m.add("REPLAY_QUANTUM", veil_trace::replay::DEFAULT_QUANTUM)?;
     m.add_function(wrap_pyfunction!(pack_fd, &m)?)?;
     m.add_function(wrap_pyfunction!(stats, &m)?)?;
     m.add_function(wrap_pyfunction!(header, &m)?)?;
