@@ -348,13 +348,14 @@ static __inline__ void own_move(Thread* t, UWord base, UInt to, UInt from)
    VG_(memcpy)(t->l1d_own + (base + to) * clo_line, t->l1d_own + (base + from) * clo_line, clo_line);
 }
 
-static __inline__ Bool l1d_ref_masked(Thread* t, UWord line, UInt wmask, UWord* victim, UInt* vmask)
+static __inline__ Bool l1d_ref_masked(Thread* t, UWord line, UWord dirty, UInt wmask, UWord* victim,
+                                      UInt* vmask)
 {
    Cache* c = &t->l1d;
    UWord base = (line & c->sets_mask) * c->assoc;
    UWord* set = c->tags + base;
    UInt* ms = t->l1d_mask + base;
-   UWord key = line << 1, dirty = wmask != 0;
+   UWord key = line << 1;
    UInt a = c->assoc;
    for (UInt i = 0; i < a; i++) {
       if ((set[i] | 1) == (key | 1)) {
@@ -379,6 +380,9 @@ static __inline__ Bool l1d_ref_masked(Thread* t, UWord line, UInt wmask, UWord* 
    return False;
 }
 
+/* `write`: 0 a load, 1 a store, 2 an atomic read-modify-write. An atomic's result depends on
+   the other threads' atomics on the same bytes, hence on the host's order: it dirties the line
+   but does not count as the thread's own bytes (the replay's memory keeps what it had). */
 static void dref_l1(Thread* t, Addr a, UWord size, UWord write)
 {
    UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
@@ -386,13 +390,13 @@ static void dref_l1(Thread* t, Addr a, UWord size, UWord write)
       UInt wmask = 0;
       Addr lo = l << line_bits, hi = lo + clo_line;
       Addr from = a > lo ? a : lo, to = a + size < hi ? a + size : hi;
-      if (write) {
+      if (write == 1) {
          UInt g0 = (from - lo) >> granule_bits, g1 = (to - 1 - lo) >> granule_bits;
          wmask = (g1 >= 31 ? ~0u : ((1u << (g1 + 1)) - 1)) & ~((1u << g0) - 1);
       }
       UWord v;
       UInt vmask = 0;
-      if (LIKELY(l1d_ref_masked(t, l, wmask, &v, &vmask))) continue;
+      if (LIKELY(l1d_ref_masked(t, l, write != 0, wmask, &v, &vmask))) continue;
       t->l1d_misses++;
       if (v != NO_VICTIM) {
          t->l1_writebacks++;
@@ -457,6 +461,14 @@ static VG_REGPARM(2) void on_store(Addr a, UWord size)
 
 static VG_REGPARM(2) void on_modify(Addr a, UWord size)
 {
+   Thread* t = cur;
+   if (clo_l1_stream && LIKELY(t->sync_ret == 0)) {
+      t->loads++;
+      t->stores++;
+      dref_l1(t, a, size, 0);
+      dref_l1(t, a, size, 2);
+      return;
+   }
    on_load(a, size);
    on_store(a, size);
 }
@@ -504,11 +516,12 @@ static VG_REGPARM(2) void on_icount(Addr a, UWord n)
 }
 
 /* Calls whose path depends on which thread the host ran first (the last thread at a barrier
-   wakes the others, a join finds the thread finished or waits, a lock is free or contended):
+   wakes the others, a join finds the thread finished or waits, a lock is free or contended;
+   thread creation takes locks the threads already running may hold):
    their instructions and memory accesses are left out of every thread's trace, so that each
    thread's own stream repeats run to run. Valgrind's scheduler, not the program, decides them. */
 static const HChar* const sync_calls[] = {
-   "pthread_barrier_wait", "pthread_join", "pthread_clockjoin_np", "pthread_timedjoin_np",
+   "pthread_create", "pthread_exit", "pthread_barrier_wait", "pthread_join", "pthread_clockjoin_np", "pthread_timedjoin_np",
    "pthread_tryjoin_np", "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
    "pthread_mutex_clocklock", "pthread_mutex_unlock", "pthread_cond_wait", "pthread_cond_timedwait",
    "pthread_cond_clockwait", "pthread_cond_signal", "pthread_cond_broadcast",
@@ -682,7 +695,7 @@ static IRSB* vt_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
             add_access(out, how, d->mAddr, d->mSize, NULL);
          }
          addStmtToIRSB(out, st);
-         if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify) add_stored(out, d->mAddr, d->mSize, NULL);
+         if (d->mFx == Ifx_Write) add_stored(out, d->mAddr, d->mSize, NULL);
          break;
       }
       case Ist_CAS: {
@@ -690,7 +703,6 @@ static IRSB* vt_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
          Int size = sizeofIRType(typeOfIRExpr(in->tyenv, cas->dataLo)) * (cas->dataHi ? 2 : 1);
          add_access(out, 2, cas->addr, size, NULL);
          addStmtToIRSB(out, st);
-         add_stored(out, cas->addr, size, NULL);
          break;
       }
       case Ist_LLSC: {
