@@ -45,6 +45,7 @@
 #include "pub_tool_threadstate.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_vkiscnums.h"
+#include "pub_tool_hashtable.h"
 #include "libvex_guest_offsets.h"
 
 /* Moves a descriptor into Valgrind's own range, out of the client's reach (coregrind). */
@@ -383,6 +384,36 @@ static __inline__ Bool l1d_ref_masked(Thread* t, UWord line, UWord dirty, UInt w
 /* `write`: 0 a load, 1 a store, 2 an atomic read-modify-write. An atomic's result depends on
    the other threads' atomics on the same bytes, hence on the host's order: it dirties the line
    but does not count as the thread's own bytes (the replay's memory keeps what it had). */
+/* Granules written by atomics or inside synchronisation calls, whoever wrote them: their value
+   at any moment depends on the host's order, including in the snapshot of a line's first touch.
+   The summary lists them ("volatile": [[address, mask], ...]) and the replay zeroes them in its
+   copy of memory. */
+typedef struct { struct _VgHashNode* next; UWord key; UInt mask; } VolatileLine;
+static VgHashTable* volatile_lines;
+
+static UInt granules(Addr lo, Addr from, Addr to)
+{
+   UInt g0 = (from - lo) >> granule_bits, g1 = (to - 1 - lo) >> granule_bits;
+   return (g1 >= 31 ? ~0u : ((1u << (g1 + 1)) - 1)) & ~((1u << g0) - 1);
+}
+
+static void mark_volatile(Addr a, UWord size)
+{
+   UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
+   for (; l <= e; l++) {
+      Addr lo = l << line_bits, hi = lo + clo_line;
+      Addr from = a > lo ? a : lo, to = a + size < hi ? a + size : hi;
+      VolatileLine* v = VG_(HT_lookup)(volatile_lines, l);
+      if (!v) {
+         v = VG_(malloc)("veiltrace.volatile", sizeof(VolatileLine));
+         v->key = l;
+         v->mask = 0;
+         VG_(HT_add_node)(volatile_lines, v);
+      }
+      v->mask |= granules(lo, from, to);
+   }
+}
+
 static void dref_l1(Thread* t, Addr a, UWord size, UWord write)
 {
    UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
@@ -390,10 +421,7 @@ static void dref_l1(Thread* t, Addr a, UWord size, UWord write)
       UInt wmask = 0;
       Addr lo = l << line_bits, hi = lo + clo_line;
       Addr from = a > lo ? a : lo, to = a + size < hi ? a + size : hi;
-      if (write == 1) {
-         UInt g0 = (from - lo) >> granule_bits, g1 = (to - 1 - lo) >> granule_bits;
-         wmask = (g1 >= 31 ? ~0u : ((1u << (g1 + 1)) - 1)) & ~((1u << g0) - 1);
-      }
+      if (write == 1) wmask = granules(lo, from, to);
       UWord v;
       UInt vmask = 0;
       if (LIKELY(l1d_ref_masked(t, l, write != 0, wmask, &v, &vmask))) continue;
@@ -452,7 +480,10 @@ static VG_REGPARM(2) void on_load(Addr a, UWord size)
 static VG_REGPARM(2) void on_store(Addr a, UWord size)
 {
    Thread* t = cur;
-   if (UNLIKELY(t->sync_ret)) return;
+   if (UNLIKELY(t->sync_ret)) {
+      if (clo_l1_stream) mark_volatile(a, size);
+      return;
+   }
    t->stores++;
    if (clo_l1_stream) { dref_l1(t, a, size, 1); return; }
    UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
@@ -462,6 +493,7 @@ static VG_REGPARM(2) void on_store(Addr a, UWord size)
 static VG_REGPARM(2) void on_modify(Addr a, UWord size)
 {
    Thread* t = cur;
+   if (clo_l1_stream) mark_volatile(a, size);
    if (clo_l1_stream && LIKELY(t->sync_ret == 0)) {
       t->loads++;
       t->stores++;
@@ -810,7 +842,16 @@ static void write_end(void)
               t->load_fills, t->store_fills, t->ifetch_fills, t->writebacks, t->l1_writebacks,
               t->l1_to_memory);
    }
-   buf_add(&b, "]}}", 3);
+   buf_add(&b, "]", 1);
+   if (clo_l1_stream) {
+      buf_add(&b, ",\"volatile\":[", 13);
+      VG_(HT_ResetIter)(volatile_lines);
+      Bool first = True;
+      for (VolatileLine* v; (v = VG_(HT_Next)(volatile_lines)) != NULL; first = False)
+         buf_fmt(&b, "%s[%lu,%u]", first ? "" : ",", v->key << line_bits, v->mask);
+      buf_add(&b, "]", 1);
+   }
+   buf_add(&b, "}}", 2);
    ULong at = out_offset;
    put("END ", 4);
    put_u32((UInt)b.n);
@@ -875,6 +916,7 @@ static void vt_post_clo_init(void)
    out_fd = VG_(safe_fd)(fd);
    if (out_fd < 0) VG_(fmsg_bad_option)("--out-fd", "descriptor %lld is not usable\n", clo_out_fd);
    tid_index = VG_(calloc)("veiltrace.tids", VG_N_THREADS, sizeof(UInt));
+   volatile_lines = VG_(HT_construct)("veiltrace.volatile");
    /* Threads, the main one included, arrive through pre_thread_ll_create. */
    fix_at_random();
    write_header();

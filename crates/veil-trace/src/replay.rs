@@ -169,6 +169,22 @@ pub fn replay<R: Read>(
         w.finish()?;
     }
     let mut stats = tool_summary.stats.clone();
+    // Granules written by atomics or inside synchronisation calls: zero in the replay's memory
+    // (their bytes in a first-touch snapshot depend on the host's order).
+    let volatile = stats.as_object_mut().and_then(|o| o.remove("volatile"));
+    let volatile: Vec<Value> = volatile.and_then(|v| v.as_array().cloned()).unwrap_or_default();
+    let g = (line_size / 32).max(1);
+    for pair in &volatile {
+        let (Some(addr), Some(mask)) = (pair.get(0).and_then(Value::as_u64), pair.get(1).and_then(Value::as_u64))
+        else {
+            return Err(TraceError::Invalid(format!("summary: volatile entry {pair} is not [address, mask]")));
+        };
+        if let Some(line) = memory.get_mut(&addr) {
+            for i in (0..32.min(line_size / g)).filter(|i| mask >> i & 1 == 1) {
+                line[i * g..(i + 1) * g].fill(0);
+            }
+        }
+    }
     let tool_threads: Vec<Value> = stats.get("threads").and_then(Value::as_array).cloned().unwrap_or_default();
     let n = spools.len().max(tool_threads.len());
     let mut th = vec![ThreadState::default(); n];
@@ -281,7 +297,11 @@ pub fn replay<R: Read>(
         .collect();
     if let Some(o) = stats.as_object_mut() {
         o.insert("threads".into(), Value::Array(merged));
-        o.insert("replay".into(), json!({"version": REPLAY_VERSION, "quantum": quantum, "l1_events": tool_summary.records}));
+        o.insert(
+            "replay".into(),
+            json!({"version": REPLAY_VERSION, "quantum": quantum, "l1_events": tool_summary.records,
+                   "volatile_lines": volatile.len()}),
+        );
     } else {
         stats = json!({"threads": merged, "replay": {"version": REPLAY_VERSION, "quantum": quantum}});
     }

@@ -25,7 +25,8 @@ fn stream(dir: &std::path::Path, name: &str, h: &Header, events: &[Record], star
         w.write(e).unwrap();
     }
     let threads: Vec<_> = starts.iter().map(|s| json!({"start": s, "insts": 1000})).collect();
-    w.finish_with(json!({"threads": threads})).unwrap();
+    // Line 9's first two bytes were written by an atomic somewhere: volatile, zero in the replay.
+    w.finish_with(json!({"threads": threads, "volatile": [[9 * 64, 1]]})).unwrap();
     p
 }
 
@@ -115,6 +116,11 @@ fn host_order_and_racy_snapshots_do_not_change_the_trace() {
     assert_eq!(t[1]["llc_hits"], json!(2));
     assert_eq!(t[0]["ifetch_fills"], json!(1));
     assert_eq!(t[1]["start"], json!(40));
+    let f9 = ra.iter().find(|r| r.addr == 9 * 64).expect("line 9 filled");
+    assert_eq!(&f9.data[..2], &[0, 0]);
+    assert_eq!(&f9.data[2..], &[1; 62]);
+    assert!(sa.get("volatile").is_none());
+    assert_eq!(sa["replay"]["volatile_lines"], json!(1));
     // Thread 0's dirty victim of line 3 (it stored the first 8 bytes) finds the LLC without the
     // line: it goes to memory, with only those bytes changed.
     let wb: Vec<&Record> = ra.iter().filter(|r| r.kind == Kind::Writeback).collect();
