@@ -381,9 +381,6 @@ static __inline__ Bool l1d_ref_masked(Thread* t, UWord line, UWord dirty, UInt w
    return False;
 }
 
-/* `write`: 0 a load, 1 a store, 2 an atomic read-modify-write. An atomic's result depends on
-   the other threads' atomics on the same bytes, hence on the host's order: it dirties the line
-   but does not count as the thread's own bytes (the replay's memory keeps what it had). */
 /* Granules written by atomics or inside synchronisation calls, whoever wrote them: their value
    at any moment depends on the host's order, including in the snapshot of a line's first touch.
    The summary lists them ("volatile": [[address, mask], ...]) and the replay zeroes them in its
@@ -414,6 +411,9 @@ static void mark_volatile(Addr a, UWord size)
    }
 }
 
+/* `write`: 0 a load, 1 a store, 2 an atomic read-modify-write. An atomic's result depends on
+   the other threads' atomics on the same bytes, hence on the host's order: it dirties the line
+   but does not count as the thread's own bytes (the replay's memory keeps what it had). */
 static void dref_l1(Thread* t, Addr a, UWord size, UWord write)
 {
    UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
@@ -553,8 +553,8 @@ static VG_REGPARM(2) void on_icount(Addr a, UWord n)
    their instructions and memory accesses are left out of every thread's trace, so that each
    thread's own stream repeats run to run. Valgrind's scheduler, not the program, decides them. */
 static const HChar* const sync_calls[] = {
-   "pthread_create", "pthread_exit", "pthread_barrier_wait", "pthread_join", "pthread_clockjoin_np", "pthread_timedjoin_np",
-   "pthread_tryjoin_np", "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
+   "pthread_create", "pthread_exit", "pthread_barrier_wait", "pthread_join", "pthread_clockjoin_np",
+   "pthread_timedjoin_np", "pthread_tryjoin_np", "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
    "pthread_mutex_clocklock", "pthread_mutex_unlock", "pthread_cond_wait", "pthread_cond_timedwait",
    "pthread_cond_clockwait", "pthread_cond_signal", "pthread_cond_broadcast",
    "pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_rwlock_unlock", "pthread_spin_lock",

@@ -51,14 +51,20 @@ def test_a_relative_cache_folder_works(tmp_path, monkeypatch):
     assert compare(inv.program, list(inv.args), Geometry(), wd)["ll_miss_error"] < 0.01
 
 
-@pytest.mark.slow
-def test_same_input_gives_the_same_bytes(cache):
-    first = ensure_trace("mcf", cache=cache)
+def traced_twice(workload: str, cache: Path) -> Path:
+    """Traces `workload` (into the cache), deletes the trace, traces again: the same bytes."""
+    first = ensure_trace(workload, cache=cache)
     data = first.read_bytes()
     first.unlink()
-    second = ensure_trace("mcf", cache=cache)
+    second = ensure_trace(workload, cache=cache)
     assert second == first
     assert second.read_bytes() == data
+    return second
+
+
+@pytest.mark.slow
+def test_same_input_gives_the_same_bytes(cache):
+    first = traced_twice("mcf", cache)
     assert ensure_trace("mcf", cache=cache) == first       # cached: no third run
 
 
@@ -67,12 +73,7 @@ def test_multithreaded_trace_is_byte_identical(cache):
     # ocean: 4 threads at its smallest input, false sharing at the band edges and a barrier
     # twice per sweep: before the offline LLC replay, LLC fills per thread varied by ~1% and the
     # bytes of lines written by two threads with the host's thread order.
-    first = ensure_trace("ocean", cache=cache)
-    data = first.read_bytes()
-    first.unlink()
-    second = ensure_trace("ocean", cache=cache)
-    assert second == first
-    assert second.read_bytes() == data
+    second = traced_twice("ocean", cache)
     h, recs = read_trace(second)
     assert h["extra"]["stream"] == "llc"
     assert h["extra"]["replay"]["quantum"] == _native.trace.REPLAY_QUANTUM
@@ -89,7 +90,7 @@ def test_multithreaded_trace_is_byte_identical(cache):
     assert tool[1]["start"] < tool[2]["start"] < tool[3]["start"]
     # Another quantum is another trace (and another cache entry).
     other = ensure_trace("ocean", cache=cache, quantum=50)
-    assert other != first
+    assert other != second
     assert read_trace(other)[0]["extra"]["replay"]["quantum"] == 50
 
 
@@ -178,6 +179,10 @@ def test_bad_input_one_line(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "f.vtrace").exists()
     rc, text = run_cli(capsys, "run", "gzip", "--llc", "300KB")
     assert rc == 2 and "not a power of two" in text
+    rc, text = run_cli(capsys, "run", "--cmd", "--quantum", "0", "--out", str(tmp_path / "q.vtrace"), "--", "true")
+    assert rc == 2 and "quantum: 0 is not a positive number" in text
+    rc, text = run_cli(capsys, "run", "gzip", "--quantum", "5")
+    assert rc == 2 and "single-threaded" in text
 
 
 def test_missing_valgrind_is_one_line(tmp_path):
