@@ -110,6 +110,13 @@ def _tool_source_digest() -> str:
     return hashlib.sha256((TRACER_DIR / "veiltrace.c").read_bytes()).hexdigest()[:12]
 
 
+def _replay_source_digest() -> str:
+    """The offline LLC replay is part of what makes a multi-threaded trace: its source enters the
+    cache key too (where the checkout has it), beside its declared version."""
+    src = REPO / "crates" / "veil-trace" / "src" / "replay.rs"
+    return hashlib.sha256(src.read_bytes()).hexdigest()[:12] if src.is_file() else "?"
+
+
 _built = False
 
 
@@ -134,7 +141,7 @@ def tool_version(quantum: int | None = None) -> str:
     v = f"veiltrace 1.1 (valgrind {_valgrind_version()}) src {_tool_source_digest()}"
     if quantum is not None:
         from veil import _native
-        v += f" + {_native.trace.REPLAY_VERSION} quantum {quantum}"
+        v += f" + {_native.trace.REPLAY_VERSION} src {_replay_source_digest()} quantum {quantum}"
     return v
 
 
