@@ -17,8 +17,9 @@
    The network is random and sparse with a chain 0 -> 1 -> ... -> n-1 for feasibility; UNITS
    units go from node 0 to node n-1. Nodes are visited through pointers in the arcs and the tree,
    so the work is the pointer chasing over a large graph that makes 181.mcf memory bound.
-   Checked: capacities, flow conservation, no flow left on artificial arcs, and optimality (every
-   tree arc has reduced cost 0, every arc at its lower bound >= 0, at its upper bound <= 0).
+   Checked: capacities, flow conservation (over each node's arc lists), no flow left on artificial
+   arcs, arc states that agree with the tree, and optimality (every tree arc has reduced cost 0,
+   every arc at its lower bound >= 0, at its upper bound <= 0).
    `mcf NODES ARCS_PER_NODE UNITS ssp` solves the same network by successive shortest paths
    (FIFO Bellman-Ford on the residual network, Ahuja ch. 9): the reference the tests compare the
    optimal cost with.
@@ -59,11 +60,21 @@ static void generate(long degree)
 
 /* ------------------------------------------------------------------ network simplex */
 
+/* Laid out as 181.mcf's arc and node (Löbel's code): an arc carries its out- and in-list links
+   and its state, a node its lists' heads beside the tree; the size of these structs, not only
+   the algorithm, sets how much of the network a cache holds. */
 typedef struct Node Node;
-typedef struct Arc { Node *tail, *head; long cost, cap, flow; } Arc;
+enum { AT_LOWER, AT_UPPER, BASIC };
+typedef struct Arc Arc;
+struct Arc {
+    Node *tail, *head;
+    Arc *nextout, *nextin;
+    long cost, cap, flow, ident;
+};
 struct Node {
     Node *pred, *child, *sibling, *sibling_prev;
     Arc* basic;        /* tree arc to pred */
+    Arc *firstout, *firstin;
     long depth, potential, supply;
 };
 
@@ -80,9 +91,10 @@ static inline long reduced(const Arc* a) { return a->cost - a->tail->potential +
 /* How far an arc violates optimality (0 if it does not). */
 static inline long violation(const Arc* a)
 {
+    if (a->ident == BASIC) return 0;
     long rc = reduced(a);
-    if (rc < 0 && a->flow < a->cap) return -rc;
-    if (rc > 0 && a->flow > 0) return rc;
+    if (rc < 0 && a->ident == AT_LOWER) return -rc;
+    if (rc > 0 && a->ident == AT_UPPER) return rc;
     return 0;
 }
 
@@ -185,10 +197,13 @@ static void pivot(Arc* e)
     if (min_to == delta) {
         cut = out_to; hang = to; onto = from;
     } else if (e->cap == delta) {
-        return;                                         /* e goes to its other bound */
+        e->ident = e->flow ? AT_UPPER : AT_LOWER;       /* e goes to its other bound */
+        return;
     } else {
         cut = out_from; hang = from; onto = to;
     }
+    e->ident = BASIC;
+    cut->basic->ident = cut->basic->flow ? AT_UPPER : AT_LOWER;
     /* Reverse the parent path hang -> ... -> cut and hang it from `onto` by e. */
     Node *w = hang, *parent = onto;
     Arc* via = e;
@@ -211,14 +226,18 @@ static long simplex(void)
     n_arcs = n_specs + n_nodes;
     arcs = xmalloc(sizeof(Arc) * n_arcs);
     Node* root = &nodes[n_nodes];
-    for (long i = 0; i < n_specs; i++)
-        arcs[i] = (Arc){ &nodes[spec[i].tail], &nodes[spec[i].head], spec[i].cost, spec[i].cap, 0 };
+    for (long i = 0; i < n_specs; i++) {
+        Node *u = &nodes[spec[i].tail], *v = &nodes[spec[i].head];
+        arcs[i] = (Arc){ u, v, u->firstout, v->firstin, spec[i].cost, spec[i].cap, 0, AT_LOWER };
+        u->firstout = v->firstin = &arcs[i];
+    }
     nodes[0].supply = units;
     nodes[n_nodes - 1].supply = -units;
     for (long i = 0; i < n_nodes; i++) {    /* strongly feasible: supply nodes point up to the root */
         Node* x = &nodes[i];
         Arc* a = &arcs[n_specs + i];
-        *a = x->supply >= 0 ? (Arc){ x, root, BIG_M, INF_CAP, x->supply } : (Arc){ root, x, BIG_M, INF_CAP, -x->supply };
+        *a = x->supply >= 0 ? (Arc){ x, root, NULL, NULL, BIG_M, INF_CAP, x->supply, BASIC }
+                            : (Arc){ root, x, NULL, NULL, BIG_M, INF_CAP, -x->supply, BASIC };
         attach(x, root, a);
         x->depth = 1;
         x->potential = x->supply >= 0 ? BIG_M : -BIG_M;
@@ -234,17 +253,23 @@ static long check_simplex(void)
     for (long i = 0; i < n_arcs; i++) {
         Arc* a = &arcs[i];
         if (a->flow < 0 || a->flow > a->cap) fail("capacity exceeded");
-        if (i >= n_specs && a->flow) fail("flow left on an artificial arc");
-        a->tail->supply -= a->flow;
-        a->head->supply += a->flow;
-        if (i < n_specs) cost += a->flow * a->cost;
-        if (i >= n_specs) continue;   /* optimality is over the real arcs */
-        long rc = reduced(a);
         int basic = a->tail->basic == a || a->head->basic == a;
-        if (basic ? rc != 0 : violation(a) != 0) fail("not optimal");
+        if (basic != (a->ident == BASIC) || (!basic && a->flow != (a->ident == AT_UPPER ? a->cap : 0)))
+            fail("an arc's state disagrees with the tree or its flow");
+        if (i >= n_specs) {
+            if (a->flow) fail("flow left on an artificial arc");
+            continue;                     /* optimality is over the real arcs */
+        }
+        cost += a->flow * a->cost;
+        long rc = reduced(a);
+        if (basic ? rc != 0 : (rc < 0 && a->flow < a->cap) || (rc > 0 && a->flow > 0)) fail("not optimal");
     }
-    for (long i = 0; i <= n_nodes; i++)
-        if (nodes[i].supply) fail("flow not conserved");
+    for (long i = 0; i < n_nodes; i++) {   /* conservation over each node's out- and in-lists */
+        long net = nodes[i].supply;
+        for (Arc* a = nodes[i].firstout; a; a = a->nextout) net -= a->flow;
+        for (Arc* a = nodes[i].firstin; a; a = a->nextin) net += a->flow;
+        if (net) fail("flow not conserved");
+    }
     return cost;
 }
 
