@@ -31,21 +31,28 @@ typedef struct { long tail, head, cap, cost; } Spec;
 
 static long n_nodes, n_specs, units;
 static Spec* spec;
-static long* scatter;   /* a permutation of 2 * n_specs residual-arc slots (ssp) */
+static long* scatter;   /* a permutation of 2 * n_specs residual-arc slots (ssp only) */
 
-/* The network: a chain for feasibility, then ARCS_PER_NODE random arcs per node. */
-static void generate(long degree)
+/* The network: a chain for feasibility, then ARCS_PER_NODE random arcs per node. The generator
+   first shuffles the residual-arc slots (ssp scatters its arcs by them); the simplex needs no
+   slots and skips those draws (splitmix64's state advances by a constant per draw), so both
+   solve the same network. */
+static void generate(long degree, int with_scatter)
 {
     n_specs = n_nodes * degree + n_nodes - 1;
     spec = xmalloc(sizeof(Spec) * n_specs);
-    scatter = xmalloc(sizeof(long) * 2 * n_specs);
     uint64_t s = 6;
-    for (long i = 0; i < 2 * n_specs; i++) scatter[i] = i;
-    for (long i = 2 * n_specs - 1; i > 0; i--) {
-        long j = (long)(splitmix64(&s) % (uint64_t)(i + 1));
-        long t = scatter[i];
-        scatter[i] = scatter[j];
-        scatter[j] = t;
+    if (with_scatter) {
+        scatter = xmalloc(sizeof(long) * 2 * n_specs);
+        for (long i = 0; i < 2 * n_specs; i++) scatter[i] = i;
+        for (long i = 2 * n_specs - 1; i > 0; i--) {
+            long j = (long)(splitmix64(&s) % (uint64_t)(i + 1));
+            long t = scatter[i];
+            scatter[i] = scatter[j];
+            scatter[j] = t;
+        }
+    } else {
+        s += (uint64_t)(2 * n_specs - 1) * 0x9E3779B97F4A7C15ull;
     }
     long k = 0;
     for (long u = 0; u + 1 < n_nodes; u++) spec[k++] = (Spec){ u, u + 1, units, 1000 };
@@ -366,13 +373,12 @@ int main(int argc, char** argv)
         return 2;
     }
     if (n_nodes < 2) fail("at least 2 nodes");
-    generate(degree);
+    generate(degree, reference);
     if (reference) {
         long paths, cost = ssp(&paths);
         printf("mcf (successive shortest paths): %ld nodes, %ld arcs, %ld units in %ld paths, cost %ld\n",
                n_nodes, n_specs, units, paths, cost);
     } else {
-        free(scatter);
         long pivots = simplex(), cost = check_simplex();
         printf("mcf (network simplex): %ld nodes, %ld arcs, %ld units, %ld pivots, cost %ld\n",
                n_nodes, n_specs, units, pivots, cost);
