@@ -6,7 +6,7 @@
    code keeps it; Ahuja's thread indices serve the same walk of a subtree). Each iteration:
    - pricing by multiple partial pricing: the arcs are scanned in groups; arcs whose reduced cost
      violates optimality join a candidate basket, re-priced at every iteration, and the most
-     violating one enters (Löbel sec. 3; Ahuja sec. 11.5, candidate lists);
+     violating one enters (Löbel 1996; Ahuja sec. 11.5, candidate lists);
    - the pivot cycle is closed by walking the two tree paths up to their apex (depths), the flow
      change is the smallest residual on it, and the leaving arc is the last blocking arc seen from
      the apex, which keeps the tree strongly feasible (Cunningham 1976; Ahuja sec. 11.6), so
