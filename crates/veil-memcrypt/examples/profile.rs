@@ -1,4 +1,7 @@
-//! Runs the timing model over a trace file (for profiling): `profile PATH [cipher|plain]`.
+//! Runs the timing model over a trace file, for profiling and timing by hand:
+//! `profile PATH [cipher|plain] [max_records] [model]`. With `model` it only reads the records
+//! into memory and runs the model over them once (what callgrind should see); otherwise it
+//! times reading alone, the model alone and both together.
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -8,29 +11,31 @@ fn main() {
         Some(c) => cfg.cipher = c.into(),
         None => {}
     }
-    let run = veil_memcrypt::input::Run { config: cfg, trace: Some(a[1].clone()), synth: None, max_records: 0 };
-    let t = std::time::Instant::now();
-    let mut n = 0u64;
-    veil_memcrypt::input::for_each(&run, &|| false, |_| {
-        n += 1;
-        Ok(())
-    })
-    .unwrap();
-    println!("read only: {n} records in {:.3} s", t.elapsed().as_secs_f64());
+    let max_records = a.get(3).map_or(0, |s| s.parse().expect("max_records: a number"));
+    let model_only = a.get(4).is_some_and(|s| s == "model");
+    let run = veil_memcrypt::input::Run { config: cfg, trace: Some(a[1].clone()), synth: None, max_records };
     let mut recs = Vec::new();
+    let t = std::time::Instant::now();
     veil_memcrypt::input::for_each(&run, &|| false, |r| {
         recs.push(*r);
         Ok(())
     })
     .unwrap();
+    let read = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
     let mut sim = veil_memcrypt::Sim::new(&run.config).unwrap();
     for r in &recs {
         sim.step(r);
     }
     let res = sim.finish();
-    println!("model only: {:.2} M/s (ipc {:.3})", recs.len() as f64 / t.elapsed().as_secs_f64() / 1e6, res.ipc);
+    let model = t.elapsed().as_secs_f64();
+    println!("{} records; read {:.2} M/s; model only {:.2} M/s (ipc {:.6})", recs.len(), recs.len() as f64 / read / 1e6,
+             recs.len() as f64 / model / 1e6, res.ipc);
+    if model_only {
+        return;
+    }
     let t = std::time::Instant::now();
     let r = veil_memcrypt::input::simulate_run(&run, &|| false).unwrap();
-    println!("{} records in {:.3} s: {:.2} M/s", r.records, t.elapsed().as_secs_f64(), r.records as f64 / t.elapsed().as_secs_f64() / 1e6);
+    let s = t.elapsed().as_secs_f64();
+    println!("end to end {} records in {s:.3} s: {:.2} M/s", r.records, r.records as f64 / s / 1e6);
 }

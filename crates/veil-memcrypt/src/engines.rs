@@ -22,6 +22,11 @@ pub struct Engines {
     pub lat: f64,
     /// Occupied slots, a ring over [base, base + HORIZON).
     busy: Vec<u64>,
+    /// One bit per word of `busy`: set when all its 64 slots are taken. When the engines are
+    /// saturated, bookings pile up far ahead of the present and a request would otherwise step
+    /// through hundreds of full words to find a free slot (it was 90% of the model's time on
+    /// memory-bound traces); with this it skips 64 full words per step.
+    full: Vec<u64>,
     base: u64,
     pub demand_ops: u64,
     pub spec_ops: u64,
@@ -33,6 +38,7 @@ impl Engines {
             iv: latency_cycles / stages as f64 / engines as f64,
             lat: latency_cycles,
             busy: vec![0; HORIZON_WORDS],
+            full: vec![0; HORIZON_WORDS / 64],
             base: 0,
             demand_ops: 0,
             spec_ops: 0,
@@ -59,10 +65,29 @@ impl Engines {
         let new_base = (s - HORIZON / 2) & !63;
         let mut w = self.base;
         while w < new_base.min(self.base + HORIZON) {
-            self.busy[((w / 64) as usize) & (HORIZON_WORDS - 1)] = 0;
+            let wi = ((w / 64) as usize) & (HORIZON_WORDS - 1);
+            self.busy[wi] = 0;
+            self.full[wi / 64] &= !(1 << (wi % 64));
             w += 64;
         }
         self.base = new_base;
+    }
+
+    /// The first slot from word-aligned slot `s` on whose word is not full, or the end of the
+    /// window (slots past it alias older words of the ring, and `reach` must move the window
+    /// there exactly as a word-by-word walk would).
+    #[inline]
+    fn skip_full(&self, mut s: u64) -> u64 {
+        let end = self.base + HORIZON;
+        while s < end {
+            let wi = ((s / 64) as usize) & (HORIZON_WORDS - 1);
+            let open = !self.full[wi / 64] >> (wi % 64);
+            if open != 0 {
+                return (s + 64 * open.trailing_zeros() as u64).min(end);
+            }
+            s += 64 * (64 - (wi % 64)) as u64;
+        }
+        end
     }
 
     /// Books up to `n` operations ready at `t` into free slots before slot `limit` (exclusive),
@@ -100,6 +125,9 @@ impl Engines {
                 free &= !f;
             }
             self.busy[wi] |= free;
+            if self.busy[wi] == u64::MAX {
+                self.full[wi / 64] |= 1 << (wi % 64);
+            }
             while ti < targets.len() && targets[ti] < k + take {
                 let mut f = free;
                 for _ in 0..(targets[ti] - k) {
@@ -110,6 +138,9 @@ impl Engines {
             }
             k += take;
             s = word_base + 64;
+            if k < n && s < self.base + HORIZON {
+                s = self.skip_full(s);
+            }
         }
         k
     }
