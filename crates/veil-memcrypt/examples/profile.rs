@@ -1,5 +1,6 @@
 //! Runs the timing model over a trace file, for profiling and timing by hand:
-//! `profile PATH [cipher|plain] [max_records] [model]`. With `model` it only reads the records
+//! `profile PATH|synth [cipher|plain] [max_records] [model]` (`synth`: the stream
+//! `veil bench memcrypt` writes to its trace file). With `model` it only reads the records
 //! into memory and runs the model over them once (what callgrind should see); otherwise it
 //! times reading alone, the model alone and both together.
 
@@ -13,7 +14,20 @@ fn main() {
     }
     let max_records = a.get(3).map_or(0, |s| s.parse().expect("max_records: a number"));
     let model_only = a.get(4).is_some_and(|s| s == "model");
-    let run = veil_memcrypt::input::Run { config: cfg, trace: Some(a[1].clone()), synth: None, max_records };
+    let (trace, synth) = if a[1] == "synth" {
+        let s = veil_memcrypt::synth::SynthConfig {
+            records: if max_records == 0 { 2_000_000 } else { max_records },
+            footprint_lines: 1 << 16,
+            cache_lines: 4096,
+            run_lines: 8,
+            seed: 1,
+            ..Default::default()
+        };
+        (None, Some(s))
+    } else {
+        (Some(a[1].clone()), None)
+    };
+    let run = veil_memcrypt::input::Run { config: cfg, trace, synth, max_records };
     let mut recs = Vec::new();
     let t = std::time::Instant::now();
     veil_memcrypt::input::for_each(&run, &|| false, |r| {
@@ -23,11 +37,7 @@ fn main() {
     .unwrap();
     let read = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
-    let mut sim = veil_memcrypt::Sim::new(&run.config).unwrap();
-    for r in &recs {
-        sim.step(r);
-    }
-    let res = sim.finish();
+    let res = run_model(&run.config, &recs);
     let model = t.elapsed().as_secs_f64();
     println!("{} records; read {:.2} M/s; model only {:.2} M/s (ipc {:.6})", recs.len(), recs.len() as f64 / read / 1e6,
              recs.len() as f64 / model / 1e6, res.ipc);
@@ -38,4 +48,14 @@ fn main() {
     let r = veil_memcrypt::input::simulate_run(&run, &|| false).unwrap();
     let s = t.elapsed().as_secs_f64();
     println!("end to end {} records in {s:.3} s: {:.2} M/s", r.records, r.records as f64 / s / 1e6);
+}
+
+/// The model alone (callgrind: `--toggle-collect='*run_model*'` counts only this).
+#[inline(never)]
+fn run_model(cfg: &veil_memcrypt::Config, recs: &[veil_memcrypt::Record]) -> veil_memcrypt::Results {
+    let mut sim = veil_memcrypt::Sim::new(cfg).unwrap();
+    for r in recs {
+        sim.step(r);
+    }
+    sim.finish()
 }

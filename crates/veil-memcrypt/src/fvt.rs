@@ -81,11 +81,12 @@ impl Fvt {
     #[inline]
     pub fn observe(&mut self, v: u64) {
         self.clock += 1;
-        if self.contains(v) {
+        // One scan: the filter, then the position (not a membership pass and then a search).
+        if self.filter & sig(v) != 0 {
             if let Some(i) = self.find(v) {
                 self.stamp[i] = self.clock;
+                return;
             }
-            return;
         }
         let s = if self.shift == 64 {
             0
