@@ -106,14 +106,28 @@ impl Engines {
             return;
         }
         let new_base = (s - HORIZON / 2) & !63;
-        let mut w = self.base;
-        while w < new_base.min(self.base + HORIZON) {
-            let wi = ((w / 64) as usize) & (HORIZON_WORDS - 1);
-            self.busy[wi] = 0;
-            self.full[wi / 64] &= !(1 << (wi % 64));
-            w += 64;
-        }
+        // Forget the words from the old base up to the new one (at most the whole ring), in at
+        // most two contiguous runs of the ring.
+        let words = ((new_base.min(self.base + HORIZON) - self.base) / 64) as usize;
+        let start = ((self.base / 64) as usize) & (HORIZON_WORDS - 1);
+        let first = words.min(HORIZON_WORDS - start);
+        self.forget(start, start + first);
+        self.forget(0, words - first);
         self.base = new_base;
+    }
+
+    /// Clears ring words `a..b` and their summary bits.
+    fn forget(&mut self, a: usize, b: usize) {
+        if a >= b {
+            return;
+        }
+        self.busy[a..b].fill(0);
+        for i in a / 64..=(b - 1) / 64 {
+            let lo = (a.max(i * 64) - i * 64) as u32;
+            let hi = (b.min(i * 64 + 64) - i * 64) as u32;
+            let span = if hi - lo == 64 { u64::MAX } else { ((1u64 << (hi - lo)) - 1) << lo };
+            self.full[i] &= !span;
+        }
     }
 
     /// The first slot from word-aligned slot `s` on whose word is not full, or the end of the
@@ -217,7 +231,7 @@ impl Engines {
 
     /// [`Self::book`] of one operation with no deadline, returning its slot: most demand
     /// requests (a chunk's MAC check, a line's offsets) find a free slot in their first word.
-    #[inline]
+    #[inline(always)]
     pub fn book_one(&mut self, t: f64) -> u64 {
         let s = self.slot(t).max(self.base);
         if s < self.base + HORIZON {
@@ -278,7 +292,8 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            t += (x % 97) as f64 * 0.37;
+            // Steps long enough that the window moves on many times.
+            t += (x % 97) as f64 * 3.7;
             let n = 1 + x % 300;
             let limit = if x % 3 == 0 { a.slot(t) + (x >> 20) % 400 } else { u64::MAX };
             let targets: Vec<u64> = (0..n).step_by(1 + (x >> 40) as usize % 37).collect();
@@ -288,6 +303,11 @@ mod tests {
             assert_eq!((ka, &sa[..]), (kb, &sb[..]));
         }
         assert_eq!(a.busy, b.busy);
+        assert!(a.base > 4 * HORIZON, "the window moved on");
+        // The summary marks exactly the full words.
+        for (i, &w) in a.busy.iter().enumerate() {
+            assert_eq!(a.full[i / 64] >> (i % 64) & 1 == 1, w == u64::MAX, "word {i}");
+        }
         for t in [-3.0, -0.2, 0.0, 0.1, 0.25, 1.0, 7.99, 1e9 + 0.5, f64::NAN, f64::INFINITY] {
             assert_eq!(a.slot(t), (t / a.iv).ceil().max(0.0) as u64, "t = {t}");
         }
