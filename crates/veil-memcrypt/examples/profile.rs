@@ -1,6 +1,7 @@
 //! Runs the timing model over a trace file, for profiling and timing by hand:
-//! `profile PATH|synth [cipher|plain] [max_records] [model]` (`synth`: the stream
-//! `veil bench memcrypt` writes to its trace file). With `model` it only reads the records
+//! `profile PATH|synth [cipher|plain] [max_records] [model|reference]` (`synth`: the stream
+//! `veil bench memcrypt` writes to its trace file; `reference`: model only, booking the engines
+//! as before the speed work). With `model` it only reads the records
 //! into memory and runs the model over them once (what callgrind should see); otherwise it
 //! times reading alone, the model alone and both together.
 
@@ -13,7 +14,8 @@ fn main() {
         None => {}
     }
     let max_records = a.get(3).map_or(0, |s| s.parse().expect("max_records: a number"));
-    let model_only = a.get(4).is_some_and(|s| s == "model");
+    let reference = a.get(4).is_some_and(|s| s == "reference");
+    let model_only = reference || a.get(4).is_some_and(|s| s == "model");
     let (trace, synth) = if a[1] == "synth" {
         let s = veil_memcrypt::synth::SynthConfig {
             records: if max_records == 0 { 2_000_000 } else { max_records },
@@ -37,7 +39,7 @@ fn main() {
     .unwrap();
     let read = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
-    let res = run_model(&run.config, &recs);
+    let res = run_model(&run.config, &recs, reference);
     let model = t.elapsed().as_secs_f64();
     println!("{} records; read {:.2} M/s; model only {:.2} M/s (ipc {:.6})", recs.len(), recs.len() as f64 / read / 1e6,
              recs.len() as f64 / model / 1e6, res.ipc);
@@ -52,8 +54,11 @@ fn main() {
 
 /// The model alone (callgrind: `--toggle-collect='*run_model*'` counts only this).
 #[inline(never)]
-fn run_model(cfg: &veil_memcrypt::Config, recs: &[veil_memcrypt::Record]) -> veil_memcrypt::Results {
+fn run_model(cfg: &veil_memcrypt::Config, recs: &[veil_memcrypt::Record], reference: bool) -> veil_memcrypt::Results {
     let mut sim = veil_memcrypt::Sim::new(cfg).unwrap();
+    if reference {
+        sim.use_reference_booking();
+    }
     for r in recs {
         sim.step(r);
     }

@@ -201,9 +201,10 @@ pub fn write_synth_trace(path: &str, line_size: u32, synth: &SynthConfig) -> Res
     Ok(n)
 }
 
-/// Speed of the model alone: reads the input into memory, then times the timing model over it.
-/// Returns (records, seconds to read and decode, seconds of the model).
-pub fn time_model(run: &Run) -> Result<(u64, f64, f64)> {
+/// Speed of the model alone: reads the input into memory, then times the timing model over it
+/// (with `reference`, booking the engines as before the speed work). Returns (records, seconds
+/// to read and decode, seconds of the model).
+pub fn time_model(run: &Run, reference: bool) -> Result<(u64, f64, f64)> {
     let t = std::time::Instant::now();
     let mut recs = Vec::new();
     for_each(run, &|| false, |r| {
@@ -213,6 +214,9 @@ pub fn time_model(run: &Run) -> Result<(u64, f64, f64)> {
     let read = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
     let mut sim = Sim::new(&run.config)?;
+    if reference {
+        sim.use_reference_booking();
+    }
     for r in &recs {
         sim.step(r);
     }

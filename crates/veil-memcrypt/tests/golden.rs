@@ -74,3 +74,21 @@ fn timing_results_match_the_recorded_golden_outputs() {
     }
     assert!(bad.is_empty(), "{} fields differ from the golden outputs:\n{}", bad.len(), bad.join("\n"));
 }
+
+#[test]
+fn the_reference_booking_gives_the_same_results() {
+    // The benchmark's baseline must be the same model, only slower.
+    for (sn, s) in streams() {
+        for (cn, c) in configs().into_iter().filter(|(n, _)| ["aes_spec", "tdes_spec32", "ctr_mac"].contains(n)) {
+            let s = SynthConfig { records: 20_000, ..s.clone() };
+            let fast = simulate(&c, Synth::new(s.clone()).map(Ok), &|| false).unwrap();
+            let mut sim = veil_memcrypt::Sim::new(&c).unwrap();
+            sim.use_reference_booking();
+            for r in Synth::new(s) {
+                sim.step(&r);
+            }
+            let slow = sim.finish();
+            assert_eq!(serde_json::to_string(&fast).unwrap(), serde_json::to_string(&slow).unwrap(), "{sn}/{cn}");
+        }
+    }
+}
