@@ -1,4 +1,5 @@
-//! Investigation driver: `shapes TRACE RECORDS [key=json ...]` runs the unprotected machine,
+//! Investigation driver (how docs/memcrypt.md's bitmap and DRAM choices were examined):
+//! `cargo run --release -p veil-memcrypt --example shapes TRACE RECORDS [field=value ...]` runs the unprotected machine,
 //! AES / TDES / counter mode without and with speculation on the first RECORDS records of a
 //! trace, with the overrides applied to every run, and prints speedups and bitmap/DRAM counts.
 
@@ -35,10 +36,8 @@ fn main() {
     let cm = run(&a[1], n, &over, serde_json::json!({"mode": "counter", "ct_speculation": false}));
     let bm = asp.bitmap_misses as f64 / (asp.bitmap_hits + asp.bitmap_misses).max(1) as f64;
     println!(
-        "bus {:.2} dep {} wb {} | ipc plain {:.4} aes {:.4} | aes {:+.1}% tdes {:+.1}% ctrmac {:+.1}% | bm miss {:.3} ({} misses, {} pf) | mem {:.0}/{:.0} crypto {:.0}/{:.0} dram {}/{} (plain mem {:.0})",
-        plain.dram_accesses as f64 * 40.0 / plain.cycles,
+        "dependent misses {} | ipc plain {:.4} aes {:.4} | aes {:+.1}% tdes {:+.1}% ctrmac {:+.1}% | bm miss {:.3} ({} misses, {} pf) | mem {:.0}/{:.0} crypto {:.0}/{:.0} dram {}/{} (plain mem {:.0})",
         plain.dependent_misses,
-        plain.writebacks,
         plain.ipc,
         ab.ipc,
         100.0 * (asp.ipc / ab.ipc - 1.0),

@@ -64,7 +64,7 @@ mod tests {
         // Line 0x1000 holds a pointer to address 0x7f00_0048 (line 0x1fc0001) and small integers.
         d.record(&[0x7f00_0048, 0, 1, 7, 0, 0, 0, 0], 500.0, 1 << 58);
         assert_eq!(d.producer_ready(0x7f00_0048 >> 6), 500.0);
-        assert_eq!(d.producer_ready(0x7f00_0048 >> 6 + 1), 0.0);
+        assert_eq!(d.producer_ready((0x7f00_0048 >> 6) + 1), 0.0);
         assert_eq!(d.producer_ready(0), 0.0);
     }
 }

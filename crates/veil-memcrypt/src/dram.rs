@@ -38,6 +38,7 @@ const CLOSED: u64 = u64::MAX;
 
 impl Dram {
     /// `clk` = core cycles per bus clock; timings in bus clocks.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(banks: u32, row_bytes: u64, bus_bytes: u32, clk: f64, t_cas: f64, t_rcd: f64, t_rp: f64, pipelined_cas: bool) -> Self {
         Dram {
             banks: vec![Bank { open_row: CLOSED, ready: 0.0 }; banks as usize],
