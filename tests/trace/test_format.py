@@ -158,7 +158,7 @@ def test_version_1_files_are_read_without_lz4(tmp_path, codec):
 
 def test_the_cache_key_names_format_and_codec(monkeypatch):
     from veil.trace import runner
-    monkeypatch.setattr(runner, "tool_version", lambda: "veiltrace test")
+    monkeypatch.setattr(runner, "tool_version", lambda quantum=None: f"veiltrace test quantum {quantum}")
     key = cache_key("mcf", "small", 1, "00", Geometry())
     assert key == cache_key("mcf", "small", 1, "00", Geometry())
     monkeypatch.setattr(runner, "FORMAT_VERSION", 3)
@@ -166,6 +166,8 @@ def test_the_cache_key_names_format_and_codec(monkeypatch):
     monkeypatch.setattr(runner, "FORMAT_VERSION", FORMAT_VERSION)
     monkeypatch.setattr(runner, "PACK_CODEC", "zstd")
     assert cache_key("mcf", "small", 1, "00", Geometry()) != key
+    monkeypatch.setattr(runner, "PACK_CODEC", "lz4")
+    assert cache_key("mcf", "small", 1, "00", Geometry(), 1000) != cache_key("mcf", "small", 1, "00", Geometry(), 50)
 
 
 def test_writer_refuses_bad_records(tmp_path):

@@ -23,10 +23,12 @@ fn codec(name: &str) -> PyResult<Codec> {
 /// Reads a trace stream from file descriptor `fd` (taking ownership: it is closed at the end),
 /// writes it to `out` with `codec` (`lz4`, `zstd`, `zstd:LEVEL`, `raw`) and the header's
 /// top-level keys replaced by those in `header_json` (an object; `extra` is merged key by key).
+/// A per-thread L1 stream (the tool's `--stream=l1`) is replayed through the shared LLC in
+/// quanta of `quantum` instructions (`veil_trace::replay`), spooling next to `out`.
 /// Returns the summary as JSON.
 #[pyfunction]
-#[pyo3(signature = (fd, out, header_json, *, codec = "lz4"))]
-fn pack_fd(py: Python<'_>, fd: i32, out: &str, header_json: &str, codec: &str) -> PyResult<String> {
+#[pyo3(signature = (fd, out, header_json, quantum = veil_trace::replay::DEFAULT_QUANTUM, *, codec = "lz4"))]
+fn pack_fd(py: Python<'_>, fd: i32, out: &str, header_json: &str, quantum: u64, codec: &str) -> PyResult<String> {
     let patch: serde_json::Value =
         serde_json::from_str(header_json).map_err(|e| PyValueError::new_err(format!("header_json: {e}")))?;
     let codec = self::codec(codec)?;
@@ -35,6 +37,10 @@ fn pack_fd(py: Python<'_>, fd: i32, out: &str, header_json: &str, codec: &str) -
         let src = unsafe { File::from_raw_fd(fd) };
         let mut r = TraceReader::new(BufReader::with_capacity(1 << 20, src))?;
         let header = patched(r.header(), &patch)?;
+        if header.extra.get("stream").and_then(|v| v.as_str()) == Some("l1") {
+            let s = veil_trace::replay::replay(r, out, header, quantum, format!("{out}.spool"), codec)?;
+            return Ok(serde_json::to_string(&s).expect("summary serialises"));
+        }
         let mut w = TraceWriter::create(out, &header)?;
         w.set_codec(codec)?;
         let mut rec = Record::default();
@@ -136,6 +142,8 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let m = PyModule::new(parent.py(), "trace")?;
     m.add("FORMAT_VERSION", veil_trace::FORMAT_VERSION)?;
     m.add("MIN_FORMAT_VERSION", veil_trace::MIN_FORMAT_VERSION)?;
+    m.add("REPLAY_VERSION", veil_trace::replay::REPLAY_VERSION)?;
+    m.add("REPLAY_QUANTUM", veil_trace::replay::DEFAULT_QUANTUM)?;
     m.add_function(wrap_pyfunction!(pack_fd, &m)?)?;
     m.add_function(wrap_pyfunction!(stats, &m)?)?;
     m.add_function(wrap_pyfunction!(header, &m)?)?;

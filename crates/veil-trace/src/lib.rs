@@ -23,6 +23,7 @@
 
 mod error;
 mod reader;
+pub mod replay;
 pub mod stats;
 pub mod synthetic;
 mod writer;
