@@ -261,9 +261,17 @@ impl Pipeline {
                         Ok(Frame::Block(meta)) => {
                             let tx = res_tx.clone();
                             pool.spawn(move || {
-                                let msg = match decode(&meta, line_size, &mut buf) {
-                                    Ok(()) => Msg::Block(meta, buf),
-                                    Err(e) => Msg::Failed(e),
+                                // A panic must still answer for its block, or the reader would wait forever.
+                                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    decode(&meta, line_size, &mut buf)
+                                }));
+                                let msg = match done {
+                                    Ok(Ok(())) => Msg::Block(meta, buf),
+                                    Ok(Err(e)) => Msg::Failed(e),
+                                    Err(_) => Msg::Failed(TraceError::Invalid(format!(
+                                        "decoding the block at byte {} panicked",
+                                        meta.at
+                                    ))),
                                 };
                                 let _ = tx.send((seq, msg));
                             });
