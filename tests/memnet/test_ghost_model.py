@@ -67,10 +67,14 @@ def test_table2_on_a_2x2_mesh():
     assert sm.sequential_tour(net) == [0, 1, 3, 2]
     assert t["sequential"]["network_hops"] == pytest.approx(4)
     assert t["broadcast"]["network_hops"] == pytest.approx(6)      # 3 tree edges, down and up
+    assert t["sequential"]["injections_all_legs"] == 5 and t["broadcast"]["injections_all_legs"] == 8
+    assert sm.router_links(net) == 8
     assert t["ghost_minimal"]["injection_packets"] == pytest.approx(2.5)
     assert t["ghost_minimal"]["network_in_h_avg"] == pytest.approx(5)
     # Valiant: CPU -> intermediate (mean 1) + intermediate -> final (mean over all pairs 1)
     assert t["ghost_nonminimal"]["network_hops"] == pytest.approx(2 * 1.5 * 2)
+    # legs: 4 for i != f (3 of 4 slots), 2 for i = f
+    assert t["ghost_nonminimal"]["injections_all_legs"] == pytest.approx(1.5 * (4 * 0.75 + 2 * 0.25))
 
 
 def test_network_oram_by_hand():

@@ -255,24 +255,33 @@ def table2(net: Network, dummies: dict[str, float] | None = None, oram: dict | N
     n, ha = net.modules, net.h_avg
     d = {"ghost_minimal": ghost_dummies_low_load(n),
          "ghost_nonminimal": ghost_dummies_slots(n * n, 2 * n - 1), **(dummies or {})}
+    dg, dn = d["ghost_minimal"], d["ghost_nonminimal"]
+    # legs of a (intermediate, final) slot: CPU -> i -> f and back, 2 legs when i = f (1 in N)
+    nm_legs = 4 * (1 - 1 / n) + 2 / n
+    # (CPU injections, injections on every leg at every node, router-to-router hops, formula)
     rows = {
-        "minimal": (1.0, 2 * ha, "1 packet, h_avg each way"),
-        "minimal_dummy": (float(n), 2 * n * ha, "N packets (N-1 dummies), N x h_avg each way"),
-        "sequential": (1.0, tour_hops(net), "1 packet around the tour of all N modules (about N hops)"),
-        "broadcast": (1.0, 2.0 * broadcast_edges(net), "1 packet copied down N-1 tree edges, N-1 replies up"),
-        "ghost_minimal": (1 + d["ghost_minimal"], 2 * (1 + d["ghost_minimal"]) * ha,
-                          "(1 + D) packets, (1 + D) x h_avg each way"),
-        "ghost_nonminimal": (1 + d["ghost_nonminimal"], 2 * (1 + d["ghost_nonminimal"]) * valiant_hops(net),
+        "minimal": (1.0, 2.0, 2 * ha, "1 packet, h_avg each way"),
+        "minimal_dummy": (float(n), 2.0 * n, 2 * n * ha, "N packets (N-1 dummies), N x h_avg each way"),
+        "sequential": (1.0, n + 1.0, tour_hops(net), "1 packet around the tour of all N modules (about N hops)"),
+        "broadcast": (1.0, 2.0 * n, 2.0 * broadcast_edges(net), "1 packet copied down N-1 tree edges, N-1 replies up"),
+        "ghost_minimal": (1 + dg, 2 * (1 + dg), 2 * (1 + dg) * ha, "(1 + D) packets, (1 + D) x h_avg each way"),
+        "ghost_nonminimal": (1 + dn, (1 + dn) * nm_legs, 2 * (1 + dn) * valiant_hops(net),
                              "(1 + D') packets, (1 + D') x 2 h_avg each way (Valiant)"),
     }
     if oram is not None:
-        rows["network_oram"] = (oram["packets_injected"], oram["network_hops"],
+        rows["network_oram"] = (oram["packets_injected"], oram["packets_total"], oram["network_hops"],
                                 "2(L+1) accesses: a path of L+1 modules read, then written")
     out = {}
-    for alg, (inj, hops, formula) in rows.items():
-        out[alg] = {"injection_packets": inj, "network_hops": hops, "network_in_h_avg": hops / ha,
-                    "injection_overhead": inj, "network_overhead": hops / (2 * ha), "formula": formula}
+    for alg, (inj, legs, hops, formula) in rows.items():
+        out[alg] = {"injection_packets": inj, "injections_all_legs": legs, "network_hops": hops,
+                    "network_in_h_avg": hops / ha, "injection_overhead": inj, "network_overhead": hops / (2 * ha),
+                    "formula": formula}
     return out
+
+
+def router_links(net: Network) -> int:
+    """Directed router-to-router channels."""
+    return sum(len(x) for x in net.adjacency)
 
 
 # ---------------------------------------------------------------------------------------------
