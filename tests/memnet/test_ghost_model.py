@@ -58,6 +58,12 @@ def test_ghost_dummies_match_a_monte_carlo_walk():
     assert dummies / packets == pytest.approx(sm.ghost_dummies_low_load(n), rel=0.02)
 
 
+def test_adaptive_weight_matches_the_declared_share():
+    # 4 hot modules of 64 taking half the traffic: 4w / (60 + 4w) = 1/2 -> w = 15
+    assert sm.adaptive_hot_weight(64, 4, 0.5) == 15
+    assert sm.adaptive_hot_weight(64, 1, 0.0) == 1
+
+
 def test_table2_on_a_2x2_mesh():
     net = sm.network({"topology": "mesh", "k": 2, "n": 2, "cpus": 1})
     t = sm.table2(net, dummies={"ghost_minimal": 1.5, "ghost_nonminimal": 0.5})

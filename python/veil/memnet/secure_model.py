@@ -208,6 +208,15 @@ def ghost_dummies_slots(slots: int, good: int) -> float:
     return (slots - good) / (good + 1)
 
 
+def adaptive_hot_weight(n: int, hot: int, fraction: float) -> int:
+    """Slots per round for each declared hot module in adaptive ghost routing, chosen from the
+    public profile alone: each hot module's share of a round's slots equals its expected share
+    of the traffic, w H / (N - H + w H) = f, so w = f (N - H) / (H (1 - f)) (at least 1)."""
+    if not 0 < hot < n or not 0 <= fraction < 1:
+        raise ValueError("need 0 < hot < n and 0 <= fraction < 1")
+    return max(1, round(fraction * (n - hot) / (hot * (1 - fraction))))
+
+
 # ---------------------------------------------------------------------------------------------
 # Table II
 
