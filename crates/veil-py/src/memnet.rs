@@ -65,6 +65,16 @@ fn injection_params() -> Vec<(&'static str, Vec<&'static str>)> {
     veil_memnet::memsys::injection::INJECTION_PARAMS.iter().map(|(n, p)| (*n, p.to_vec())).collect()
 }
 
+/// Expected dummies per real packet of ghost routing over a permutation of `slots` modules
+/// with one message at a time and uniform destinations (docs/memnet.md).
+#[pyfunction]
+fn ghost_dummies_analytic(slots: usize) -> PyResult<f64> {
+    if slots == 0 {
+        return Err(PyValueError::new_err("config: slots: must be >= 1"));
+    }
+    Ok(veil_memnet::memsys::injection::ghost_minimal::expected_dummies_one_at_a_time(slots))
+}
+
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let m = PyModule::new(parent.py(), "memnet")?;
     m.add_function(wrap_pyfunction!(simulate, &m)?)?;
@@ -72,6 +82,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config, &m)?)?;
     m.add_function(wrap_pyfunction!(components, &m)?)?;
     m.add_function(wrap_pyfunction!(injection_params, &m)?)?;
+    m.add_function(wrap_pyfunction!(ghost_dummies_analytic, &m)?)?;
     m.add_function(wrap_pyfunction!(simulate_memsys, &m)?)?;
     m.add_function(wrap_pyfunction!(memsys_default_config, &m)?)?;
     m.add_function(wrap_pyfunction!(memsys_write_synthetic_trace, &m)?)?;

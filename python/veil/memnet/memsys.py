@@ -15,7 +15,7 @@ from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, r
 
 from . import engine
 
-__all__ = ["MemSysConfig", "SecureParams", "to_rust_config", "simulate", "default_config"]
+__all__ = ["MemSysConfig", "SecureParams", "to_rust_config", "simulate", "default_config", "ghost_dummies_analytic"]
 
 
 class SecureParams(BaseModel):
@@ -32,6 +32,9 @@ class SecureParams(BaseModel):
     hot_modules: list[int] = Field([], description="adaptive_ghost: modules given hot_weight slots per round "
                                                    "(public and fixed; must exist)")
     hot_weight: int = Field(4, ge=1, le=1024, description="adaptive_ghost: slots per round of each hot module")
+    dwell_cycles: int = Field(0, ge=0, description="cycles a packet stays at least at each module where it may pick "
+                                                   "up data (0 = leaves when nothing is due; the idle access time, "
+                                                   "44 by default, hides an idle vault's access time)")
 
 
 # Each routing algorithm is a component; `veil list` shows the [secure] parameters it reads.
@@ -169,6 +172,12 @@ def default_config() -> dict[str, Any]:
     return json.loads(_native.memnet.memsys_default_config())
 
 
+def ghost_dummies_analytic(modules: int) -> float:
+    """Expected dummies per real packet of ghost_minimal on uniform traffic with one message
+    at a time per CPU (docs/memnet.md derives it; the Rust tests check the simulator against it)."""
+    return engine._call(_native.memnet.ghost_dummies_analytic, modules)
+
+
 MEMSYS_RESULTS = {
     "runtime_cycles": ("cycles", "network cycles (tCK, 0.8 ns by default) until every CPU finished"),
     "runtime_ns": ("ns", "the same in nanoseconds"),
@@ -185,6 +194,8 @@ MEMSYS_RESULTS = {
     "avg_packet_latency_ns": ("ns", "mean latency of a real message from ready to leave its node to arrival at its "
                                     "destination (waiting for a slot and detours included)"),
     "injection_utilisation": ("", "mean busy fraction of the CPU and module injection channels"),
+    "cpu_injection_utilisation": ("", "mean busy fraction of the CPUs' injection channels alone (the paper's "
+                                      "injection bandwidth)"),
     "network_utilisation": ("", "mean busy fraction of the router-to-router channels"),
     "avg_read_latency": ("cycles", "mean read latency, request issue to response arrival"),
     "max_read_latency": ("cycles", "largest read latency"),

@@ -197,11 +197,16 @@ pub struct SecureConfig {
     pub hot_modules: Vec<u64>,
     /// adaptive_ghost: slots per round of each hot module (others get one).
     pub hot_weight: u32,
+    /// Cycles a packet stays at least at each module where it may pick up data (0 = leaves
+    /// as soon as nothing is due there). The idle access time (44 cycles by default) stops a
+    /// real access standing out by its dwell when the vault is idle (timing is outside the
+    /// paper's threat model).
+    pub dwell_cycles: u32,
 }
 
 impl Default for SecureConfig {
     fn default() -> Self {
-        Self { batch: 1, packet_flits: 5, slot_cycles: 0, hot_modules: Vec::new(), hot_weight: 4 }
+        Self { batch: 1, packet_flits: 5, slot_cycles: 0, hot_modules: Vec::new(), hot_weight: 4, dwell_cycles: 0 }
     }
 }
 

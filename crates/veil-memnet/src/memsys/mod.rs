@@ -57,6 +57,8 @@ const CARRIER: u8 = 5;
 const EV_VAULT: u8 = 0;
 const EV_RESPOND: u8 = 1;
 const EV_DELIVER: u8 = 2;
+/// A carrier whose dwell at a module is over joins the node's send queue.
+const EV_DEPART: u8 = 3;
 
 #[derive(Clone, Debug, Default)]
 struct Msg {
@@ -122,6 +124,8 @@ struct Carrier {
     pending: Vec<(u32, u32)>,
     /// Held at its current node until `pending` there is empty.
     parked: bool,
+    /// Leaves its current node no earlier than this (`secure.dwell_cycles`).
+    hold_until: u64,
     /// The current leg carries real content (counted as a real packet).
     real: bool,
     /// Broadcast: group id + 1, and whether it travels up the tree (to the CPU at the root).
@@ -140,6 +144,9 @@ struct Group {
     data_wait: Vec<u32>,
     got: Vec<Vec<u32>>,
     sent: Vec<bool>,
+    /// When the request reached each router (its answer leaves `dwell_cycles` later at the
+    /// earliest).
+    arrived: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -192,10 +199,25 @@ pub struct MemSysResult {
     pub avg_packet_latency_ns: f64,
     /// Mean busy fraction of the CPU and module injection channels.
     pub injection_utilisation: f64,
+    /// Mean busy fraction of the CPUs' injection channels alone (the paper's "injection
+    /// bandwidth"; with one terminal per router, the port a CPU shares with its module).
+    pub cpu_injection_utilisation: f64,
     /// Mean busy fraction of the router-to-router channels.
     pub network_utilisation: f64,
     pub wall_seconds: f64,
     pub cycles_per_second: f64,
+}
+
+/// A packet as it entered the network: when, from which node to which (this leg), whether it
+/// carried real messages, its length, and its bytes (functional mode; else empty).
+#[derive(Clone, Debug)]
+pub struct WireRecord {
+    pub at: u64,
+    pub src: u32,
+    pub dst: u32,
+    pub real: bool,
+    pub flits: u16,
+    pub wire: Vec<u8>,
 }
 
 /// Source of each core's miss stream (synthetic or a trace reader), given the address map.
@@ -254,9 +276,8 @@ pub struct MemSystem {
     pad_blocks: u64,
     packet_flits: u16,
     finished: bool,
-    /// When set, every packet put on the wire: (carries real messages, flits, wire bytes in
-    /// functional mode).
-    pub wire_log: Option<Vec<(bool, u16, Vec<u8>)>>,
+    /// When set, every packet put on the wire (tests of the routing algorithms).
+    pub wire_log: Option<Vec<WireRecord>>,
     /// Trace page frames assigned on first touch (None = addresses used as they are).
     pages: Option<HashMap<u64, u64>>,
 }
@@ -787,6 +808,11 @@ impl MemSystem {
                     self.queue_msg(rid, now);
                 }
             }
+            EV_DEPART => {
+                let n = self.msgs[id as usize].src as usize;
+                self.fwd[n].push_back(id);
+                self.fwd_count += 1;
+            }
             _ => self.deliver(now, id),
         }
     }
@@ -805,20 +831,24 @@ impl MemSystem {
         e.1 -= 1;
         if e.1 == 0 && car.parked && at == node {
             car.parked = false;
-            self.depart(c, node);
+            self.depart(c, node, _now);
         }
     }
 
     /// Sends carrier `id` from `node` towards its route's next waypoint.
-    fn depart(&mut self, id: u32, node: u32) {
+    fn depart(&mut self, id: u32, node: u32, now: u64) {
         let m = &mut self.msgs[id as usize];
         let car = m.carrier.as_mut().expect("carrier");
         car.pending.retain(|e| e.1 > 0);
         car.real = !car.msgs.is_empty();
         m.src = node;
         m.dst = car.route[car.pos];
-        self.fwd[node as usize].push_back(id);
-        self.fwd_count += 1;
+        if car.hold_until > now {
+            self.events.push(Reverse((car.hold_until, EV_DEPART, id)));
+        } else {
+            self.fwd[node as usize].push_back(id);
+            self.fwd_count += 1;
+        }
     }
 
     /// A new packet of a secure algorithm leaves node `n`.
@@ -834,6 +864,7 @@ impl MemSystem {
                 data_wait: vec![0; self.modules],
                 got: vec![Vec::new(); self.modules],
                 sent: vec![false; self.modules],
+                arrived: vec![0; self.modules],
             };
             let gid = match self.free_groups.pop() {
                 Some(i) => {
@@ -864,13 +895,17 @@ impl MemSystem {
     }
 
     /// A broadcast packet from node `from` to `to` (down the tree or up it).
-    fn bcast_send(&mut self, g: u32, from: u32, to: u32, up: bool, to_cpu: bool, msgs: Vec<u32>, now: u64) {
+    fn bcast_send(&mut self, g: u32, from: u32, to: u32, up: bool, to_cpu: bool, msgs: Vec<u32>, now: u64, at: u64) {
         let real = !up || !msgs.is_empty();
         let car = Carrier { msgs, route: vec![to], origin: from, class: up as u8, real, group: g + 1, up, to_cpu, ..Default::default() };
         let m = Msg { kind: CARRIER, src: from, dst: to, issued: now, dummy_flits: self.packet_flits, carrier: Some(Box::new(car)), ..Default::default() };
         let id = self.alloc(m);
-        self.fwd[from as usize].push_back(id);
-        self.fwd_count += 1;
+        if at > now {
+            self.events.push(Reverse((at, EV_DEPART, id)));
+        } else {
+            self.fwd[from as usize].push_back(id);
+            self.fwd_count += 1;
+        }
     }
 
     /// Router `r` of broadcast `g` answers its parent once its children have and its own
@@ -883,13 +918,14 @@ impl MemSystem {
         grp.sent[r] = true;
         let msgs = std::mem::take(&mut grp.got[r]);
         let (root, origin) = (grp.root, grp.origin);
+        let at = grp.arrived[r] + self.cfg.secure.dwell_cycles as u64;
         let from = self.module_node(r);
         if r == root {
-            self.bcast_send(g, from, origin, true, true, msgs, now);
+            self.bcast_send(g, from, origin, true, true, msgs, now, at);
         } else {
             let parent = self.policy.tree(root).expect("broadcast tree").parent[r] as usize;
             let to = self.module_node(parent);
-            self.bcast_send(g, from, to, true, false, msgs, now);
+            self.bcast_send(g, from, to, true, false, msgs, now, at);
         }
     }
 
@@ -932,9 +968,10 @@ impl MemSystem {
             let root = self.groups[g as usize].root;
             let children = self.policy.tree(root).expect("broadcast tree").children[r].clone();
             self.groups[g as usize].children_left[r] = children.len() as u32;
+            self.groups[g as usize].arrived[r] = now;
             for ch in children {
                 let to = self.module_node(ch as usize);
-                self.bcast_send(g, w, to, false, false, Vec::new(), now);
+                self.bcast_send(g, w, to, false, false, Vec::new(), now, now);
             }
         }
         self.bcast_check_up(now, g, r);
@@ -1005,9 +1042,11 @@ impl MemSystem {
         let revisit = car.turn && !car.back;
         let wait = !revisit && car.pending.iter().any(|e| e.0 == w && e.1 > 0);
         car.parked = wait;
+        // Where it may pick up data it stays at least dwell_cycles, data or not.
+        car.hold_until = if revisit { now } else { now + self.cfg.secure.dwell_cycles as u64 };
         self.msgs[id as usize].carrier = Some(car);
         if !wait {
-            self.depart(id, w);
+            self.depart(id, w, now);
         }
     }
 
@@ -1093,7 +1132,7 @@ impl MemSystem {
             }
             self.inj_flits[n] += m.flits() as u64;
             if let Some(log) = self.wire_log.as_mut() {
-                log.push((real, m.flits(), m.wire.clone()));
+                log.push(WireRecord { at: now, src: n as u32, dst, real, flits: m.flits(), wire: m.wire.clone() });
             }
             self.engine.offer(n, Offer { at: now, dest: dst, len: m.flits(), msg: m.class(), tag: id });
             self.head[n] = None;
@@ -1287,7 +1326,12 @@ impl MemSystem {
         } else {
             (0..self.modules).map(|m| m * self.tpr).chain(self.cpu_nodes.iter().map(|&c| c as usize)).collect()
         };
-        let inj_util = inj_nodes.iter().map(|&x| self.inj_flits[x] as f64 / cycles_run as f64).sum::<f64>() / inj_nodes.len().max(1) as f64;
+        let util = |nodes: &mut dyn Iterator<Item = usize>| {
+            let (sum, k) = nodes.fold((0.0, 0usize), |(s, k), x| (s + self.inj_flits[x] as f64 / cycles_run as f64, k + 1));
+            sum / k.max(1) as f64
+        };
+        let inj_util = util(&mut inj_nodes.iter().copied());
+        let cpu_util = util(&mut self.cpu_nodes.iter().map(|&c| c as usize));
         MemSysResult {
             runtime_cycles: runtime,
             runtime_ns: runtime as f64 * self.cfg.module.tck_ns,
@@ -1318,6 +1362,7 @@ impl MemSystem {
             dummies_per_real_packet: self.dummy_packets as f64 / self.real_packets.max(1) as f64,
             avg_packet_latency_ns: self.pkt_lat_sum as f64 / self.pkt_lat_n.max(1) as f64 * self.cfg.module.tck_ns,
             injection_utilisation: inj_util,
+            cpu_injection_utilisation: cpu_util,
             network_utilisation: self.net_flits as f64 / (self.router_links.max(1) * cycles_run) as f64,
             wall_seconds: wall,
             cycles_per_second: self.engine.now as f64 / wall.max(1e-9),
