@@ -100,12 +100,19 @@ fn components() -> Vec<(&'static str, &'static str, &'static str)> {
     veil_memnet::component_names()
 }
 
+/// (algorithm, the `[secure]` parameters it reads) of every routing algorithm.
+#[pyfunction]
+fn injection_params() -> Vec<(&'static str, Vec<&'static str>)> {
+    veil_memnet::memsys::injection::INJECTION_PARAMS.iter().map(|(n, p)| (*n, p.to_vec())).collect()
+}
+
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let m = PyModule::new(parent.py(), "memnet")?;
     m.add_function(wrap_pyfunction!(simulate, &m)?)?;
     m.add_function(wrap_pyfunction!(check, &m)?)?;
     m.add_function(wrap_pyfunction!(default_config, &m)?)?;
     m.add_function(wrap_pyfunction!(components, &m)?)?;
+    m.add_function(wrap_pyfunction!(injection_params, &m)?)?;
     m.add_function(wrap_pyfunction!(simulate_memsys, &m)?)?;
     m.add_function(wrap_pyfunction!(simulate_memsys_observed, &m)?)?;
     m.add_function(wrap_pyfunction!(memsys_default_config, &m)?)?;
