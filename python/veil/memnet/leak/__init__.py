@@ -27,6 +27,11 @@ from .observe import TEMPORAL, Observation, Windows, observe, windows
 __all__ = ["Pattern", "LeakConfig", "analyse", "run", "leak", "result_keys", "LEAK_RESULTS",
            "Observation", "Windows", "observe", "windows", "stats"]
 
+# The stream an algorithm claims to produce, for the permutation-stream test: ghost
+# non-minimal permutes (intermediate, final) pairs, so each intermediate (the next destination
+# the adversary sees) appears once per module in a block of M^2.
+PERMUTES_PAIRS = {"ghost_nonminimal"}
+
 LEAKS = "leaks"
 NO_LEAK = "no leak detected at this sample size"
 
@@ -61,7 +66,7 @@ class LeakConfig(ExperimentConfig):
                        description="secret pattern B")
     repeats: int = Field(3, ge=1, le=64, description="runs per pattern (seeds seed + 2i for A, seed + 2i + 1 for B)")
     window: int = Field(1000, ge=10, description="window length in network cycles")
-    blocks_per_run: int = Field(4, ge=1, le=64, description="contiguous blocks of windows per run the classifier is "
+    blocks_per_run: int = Field(6, ge=1, le=64, description="contiguous blocks of windows per run the classifier is "
                                                             "cross-validated over")
     alpha: float = Field(1e-3, gt=0, lt=0.5, description="family-wise significance level of a verdict")
     max_events: int = Field(20_000_000, ge=1000, description="cap on recorded events per stream and run")
@@ -175,7 +180,7 @@ def _family(tests: list[stats.TestResult], alpha: float) -> dict[str, Any]:
     return out
 
 
-def analyse(runs_a: list[Windows], runs_b: list[Windows], alpha: float = 1e-3, blocks_per_run: int = 4,
+def analyse(runs_a: list[Windows], runs_b: list[Windows], alpha: float = 1e-3, blocks_per_run: int = 6,
             nodes: int | None = None, cpu_nodes: list[int] | None = None) -> dict[str, Any]:
     """Both families' tests, classifiers and verdicts for windows of runs of A and of B
     (block j of run i of A and of B form one cross-validation group). The temporal family's
@@ -187,6 +192,11 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], alpha: float = 1e-3, b
     cat = lambda runs, f: np.vstack([f(w) for w in runs])  # noqa: E731
     ga = np.concatenate([_groups(len(w), i, blocks_per_run) for i, w in enumerate(runs_a)])
     gb = np.concatenate([_groups(len(w), i, blocks_per_run) for i, w in enumerate(runs_b)])
+    # The classifier's folds: whole runs when there are several (see stats.classify), else blocks.
+    if len(runs_a) > 1 and len(runs_b) > 1:
+        fa, fb = ga // blocks_per_run, gb // blocks_per_run
+    else:
+        fa, fb = ga, gb
     nodes = nodes or int(round(np.sqrt(runs_a[0].pairs.shape[1])))
     # SPATIAL: proportions only (which channel, which destination given the source).
     cha, chb = cat(runs_a, lambda w: w.channels), cat(runs_b, lambda w: w.channels)
@@ -200,7 +210,7 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], alpha: float = 1e-3, b
     dest = lambda p: p.reshape(p.shape[0], nodes, nodes).sum(axis=1)  # noqa: E731
     xa = np.hstack([_fractions(cha), _fractions(dest(pa))])
     xb = np.hstack([_fractions(chb), _fractions(dest(pb))])
-    spatial_tests.append(stats.classify(xa, xb, ga, gb, "classifier", alpha=alpha))
+    spatial_tests.append(stats.classify(xa, xb, ga, gb, "classifier", alpha=alpha, folds_a=fa, folds_b=fb))
     # TEMPORAL / VOLUME: how many and when.
     sa = {k: np.concatenate([w.scalars[k] for w in runs_a]) for k in TEMPORAL}
     sb = {k: np.concatenate([w.scalars[k] for w in runs_b]) for k in TEMPORAL}
@@ -208,7 +218,7 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], alpha: float = 1e-3, b
     cpus = np.arange(nodes) if cpu_nodes is None else np.asarray(cpu_nodes)
     ta = np.column_stack([sa[k] for k in TEMPORAL] + [cat(runs_a, lambda w: w.per_source[:, cpus])])
     tb = np.column_stack([sb[k] for k in TEMPORAL] + [cat(runs_b, lambda w: w.per_source[:, cpus])])
-    temporal_tests.append(stats.classify(ta, tb, ga, gb, "classifier", alpha=alpha))
+    temporal_tests.append(stats.classify(ta, tb, ga, gb, "classifier", alpha=alpha, folds_a=fa, folds_b=fb))
     return {"spatial": _family(spatial_tests, alpha), "temporal": _family(temporal_tests, alpha),
             "windows_a": int(len(ga)), "windows_b": int(len(gb)), "alpha": alpha}
 
@@ -239,8 +249,9 @@ def run(cfg: LeakConfig, progress=None) -> dict[str, Any]:
     report = analyse([w for _, w, _ in runs["a"]], [w for _, w, _ in runs["b"]], cfg.alpha, cfg.blocks_per_run,
                      nodes=obs_meta.nodes, cpu_nodes=obs_meta.cpu_nodes)
     srcs = sorted(set(np.concatenate(perm_src).tolist())) if perm_src else []
-    perm = stats.permutation_stream(np.concatenate(perm_src), np.concatenate(perm_dst), srcs,
-                                    list(obs_meta.module_nodes), alpha=cfg.alpha)
+    mods = list(obs_meta.module_nodes)
+    perm = stats.permutation_stream(np.concatenate(perm_src), np.concatenate(perm_dst), srcs, mods, alpha=cfg.alpha,
+                                    multiplicity=len(mods) if cfg.algorithm in PERMUTES_PAIRS else 1)
     mean = lambda k, key: float(np.mean([r[key] for r, _, _ in runs[k]]))  # noqa: E731
     report.update({
         "algorithm": cfg.algorithm, "pattern_a": cfg.a.label or "A", "pattern_b": cfg.b.label or "B",

@@ -163,7 +163,7 @@ def holm(ps: list[float]) -> list[float]:
     return adj.tolist()
 
 
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+def wilson(k: float, n: float, z: float = 1.959963984540054) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion k/n (95% by default)."""
     if n == 0:
         return 0.0, 1.0
@@ -190,12 +190,18 @@ def detectable_accuracy(n: int, alpha: float) -> float:
 
 
 def classify(xa: np.ndarray, xb: np.ndarray, groups_a: np.ndarray, groups_b: np.ndarray, name: str,
-             alpha: float = 1e-3, seed: int = 0) -> TestResult:
+             alpha: float = 1e-3, seed: int = 0, folds_a: np.ndarray | None = None,
+             folds_b: np.ndarray | None = None) -> TestResult:
     """Trains a classifier (standardised features, L2 logistic regression) to tell windows of
     A from windows of B and scores it on held-out groups (grouped K-fold: a group is a block of
     consecutive windows of one run, so the classifier never sees neighbours of the windows it
-    is scored on). Classes are balanced per group, so chance is 1/2. Accuracy comes with a
-    Wilson 95% interval and a one-sided binomial p-value against 1/2."""
+    is scored on; `folds_a` / `folds_b`, e.g. the run each window comes from, make coarser
+    folds out of whole groups: with runs as folds the classifier never trains on another part
+    of the run it is scored on, whose windows are anti-correlated with the held-out ones when
+    a stream is balanced over time, as permutation streams are). Classes are balanced per
+    group, so chance is 1/2. Accuracy comes with a
+    Wilson 95% interval and a one-sided binomial p-value against 1/2, both on the effective
+    number of held-out windows (below)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
     from sklearn.pipeline import make_pipeline
@@ -204,6 +210,8 @@ def classify(xa: np.ndarray, xb: np.ndarray, groups_a: np.ndarray, groups_b: np.
     xa, xb = np.asarray(xa, dtype=float), np.asarray(xb, dtype=float)
     ga, gb = np.asarray(groups_a), np.asarray(groups_b)
     # Balance: each group keeps as many windows of A as of B.
+    fa = ga if folds_a is None else np.asarray(folds_a)
+    fb = gb if folds_b is None else np.asarray(folds_b)
     keep_a, keep_b = [], []
     for g in np.intersect1d(ga, gb):
         ia, ib = np.flatnonzero(ga == g), np.flatnonzero(gb == g)
@@ -213,84 +221,104 @@ def classify(xa: np.ndarray, xb: np.ndarray, groups_a: np.ndarray, groups_b: np.
     x = np.vstack([xa[keep_a], xb[keep_b]]) if keep_a else np.zeros((0, xa.shape[1]))
     y = np.r_[np.zeros(len(keep_a)), np.ones(len(keep_b))]
     g = np.r_[ga[keep_a], gb[keep_b]]
+    f = np.r_[fa[keep_a], fb[keep_b]]
     ngroups = len(np.unique(g))
-    if ngroups < 2 or x.shape[1] == 0:
+    nfolds = len(np.unique(f))
+    if ngroups < 2 or nfolds < 2 or x.shape[1] == 0:
         return TestResult(name, 1.0, 0.5, {"note": "fewer than two groups of windows", "n": int(len(y))})
     # Features constant over every window carry nothing and upset the scaler's warnings.
     x = x[:, np.ptp(x, axis=0) > 0] if len(x) else x
+    hit = np.zeros(len(y), dtype=bool)
     if x.shape[1] == 0:
-        correct = len(y) // 2
+        hit[::2] = True
     else:
-        correct = 0
-        for tr, te in GroupKFold(n_splits=min(5, ngroups)).split(x, y, g):
-            if len(np.unique(y[tr])) < 2:
-                correct += int(len(te) // 2)
-                continue
+        for tr, te in GroupKFold(n_splits=min(5, nfolds)).split(x, y, f):
             model = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=5000))
             model.fit(x[tr], y[tr])
-            correct += int((model.predict(x[te]) == y[te]).sum())
+            hit[te] = model.predict(x[te]) == y[te]
     n = int(len(y))
-    acc = correct / n if n else 0.5
-    lo, hi = wilson(correct, n)
-    return TestResult(name, binomial_p(correct, n), acc, {
-        "accuracy": acc, "ci95": [lo, hi], "correct": correct, "n": n, "groups": int(ngroups),
-        "features": int(x.shape[1]), "detectable_accuracy": detectable_accuracy(n, alpha)})
+    correct = int(hit.sum())
+    acc = correct / n
+    # Windows of one group are scored by one model and share the group's quirks, so their
+    # hits are not independent: the effective sample size is n / deff, deff (Kish's design
+    # effect, >= 1) being the between-group variance of the accuracy over the binomial one.
+    ug = np.unique(g)
+    m_g = np.array([(g == u).sum() for u in ug], dtype=float)
+    a_g = np.array([hit[g == u].mean() for u in ug])
+    var = len(ug) / (len(ug) - 1) * ((m_g * (a_g - acc)) ** 2).sum() / n**2
+    var0 = acc * (1 - acc) / n
+    deff = max(1.0, var / var0) if var0 > 0 else 1.0
+    n_eff = n / deff
+    k_eff = acc * n_eff
+    lo, hi = wilson(k_eff, n_eff)
+    p = float(st.binom.sf(np.ceil(k_eff) - 1, int(round(n_eff)), 0.5)) if n_eff >= 1 else 1.0
+    return TestResult(name, p, acc, {
+        "accuracy": acc, "ci95": [lo, hi], "correct": correct, "n": n, "groups": int(len(ug)),
+        "design_effect": deff, "effective_n": n_eff, "group_accuracy_min": float(a_g.min()),
+        "group_accuracy_max": float(a_g.max()), "features": int(x.shape[1]),
+        "detectable_accuracy": detectable_accuracy(int(round(n_eff)), alpha)})
 
 
 def permutation_stream(src: np.ndarray, dst: np.ndarray, sources: list[int], alphabet: list[int],
-                       name: str = "permutation_stream", alpha: float = 1e-3) -> TestResult:
+                       name: str = "permutation_stream", alpha: float = 1e-3, multiplicity: int = 1) -> TestResult:
     """Is each source's stream of next destinations a stream of independent uniform random
-    permutations of `alphabet` (ghost routing's observable, paper §V)? Per source, the stream
-    (in injection order) is cut into consecutive blocks of M = len(alphabet) from its first
-    injection; the last partial block is dropped. Three checks, over all sources together:
+    permutations of `alphabet` (ghost routing's observable, paper §V)? With `multiplicity`
+    k > 1 a block is a uniform random arrangement of the alphabet with every symbol k times
+    (ghost non-minimal permutes (intermediate, final) pairs: each intermediate appears M times
+    in a block of M^2). Per source, the stream (in injection order) is cut into consecutive
+    blocks of L = k M from its first injection; the last partial block is dropped. Three
+    checks, over all sources together:
 
-    - structure: every block holds each destination exactly once (a count; any failure rejects);
+    - structure: every block holds each destination exactly k times (a count; any failure rejects);
     - positions: each destination's position in its block is uniform (chi-square of the
-      destination x position table, both margins fixed: df (M-1)^2, scaled as below);
-    - successors: consecutive pairs inside a block are uniform over the M(M-1) ordered pairs
-      of distinct destinations (chi-square, df M(M-1)-1); this catches a fixed cyclic order
-      started at a random point, which has uniform positions.
+      destination x position table, positions binned into M bins of k, both margins fixed:
+      df (M-1)^2). One block is a fixed-margins table of L entries, so a sum of independent
+      blocks has L/(L-1) times the chi-square's mean: the statistic is scaled by (L-1)/L;
+    - successors: consecutive pairs inside a block are as frequent as a random arrangement
+      makes them (k^2 / (L(L-1)) for a != b, k(k-1) / (L(L-1)) for a = b; chi-square over the
+      possible pairs); this catches a fixed cyclic order started at a random point, which
+      has uniform positions.
     """
     src, dst = np.asarray(src), np.asarray(dst)
-    m = len(alphabet)
-    index = np.full(int(max(alphabet + [int(dst.max(initial=0))])) + 1, -1)
+    m, k = len(alphabet), int(multiplicity)
+    length = k * m
+    index = np.full(int(max(list(alphabet) + [int(dst.max(initial=0))])) + 1, -1)
     index[np.asarray(alphabet)] = np.arange(m)
     pos = np.zeros((m, m))
     succ = np.zeros((m, m))
     blocks = bad = foreign = 0
+    want = np.repeat(np.arange(m), k)
     for s in sources:
         seq = dst[src == s]
         d = index[seq] if len(seq) else seq
         if np.any(d < 0):
             foreign += int((d < 0).sum())
             d = d[d >= 0]
-        nb = len(d) // m
+        nb = len(d) // length
         if nb == 0:
             continue
-        blk = d[: nb * m].reshape(nb, m)
+        blk = d[: nb * length].reshape(nb, length)
         blocks += nb
-        sorted_ok = (np.sort(blk, axis=1) == np.arange(m)).all(axis=1)
-        bad += int((~sorted_ok).sum())
-        np.add.at(pos, (blk.ravel(), np.tile(np.arange(m), nb)), 1)
+        bad += int((~(np.sort(blk, axis=1) == want).all(axis=1)).sum())
+        np.add.at(pos, (blk.ravel(), np.tile(np.arange(length) // k, nb)), 1)
         np.add.at(succ, (blk[:, :-1].ravel(), blk[:, 1:].ravel()), 1)
-    detail = {"blocks": blocks, "alphabet": m, "sources": len(sources), "non_permutation_blocks": bad,
-              "foreign_destinations": foreign}
+    detail = {"blocks": blocks, "alphabet": m, "multiplicity": k, "sources": len(sources),
+              "non_permutation_blocks": bad, "foreign_destinations": foreign}
     if blocks == 0:
         return TestResult(name, 1.0, 0.0, {**detail, "note": "no complete block"})
-    # Positions: expected blocks/M in every cell. A sum of independent uniform permutation
-    # matrices has M/(M-1) times the covariance of a fixed-margins table of the same total, so
-    # its Pearson statistic is M/(M-1) chi-square((M-1)^2) for many blocks.
     x_pos, df_pos = _pearson(pos)
-    x_pos *= (m - 1) / m
+    x_pos *= (length - 1) / length
     p_pos = float(st.chi2.sf(x_pos, df_pos)) if df_pos else 1.0
-    off = ~np.eye(m, dtype=bool)
-    obs = succ[off]
-    exp = obs.sum() / obs.size
-    x_succ = float(((obs - exp) ** 2 / exp).sum()) if exp > 0 else 0.0
-    df_succ = obs.size - 1
-    p_succ = float(st.chi2.sf(x_succ, df_succ))
-    if succ[np.eye(m, dtype=bool)].sum() > 0:
-        p_succ = 0.0  # a destination repeated inside a block: not a permutation
+    pairs = blocks * (length - 1)
+    diag = np.eye(m, dtype=bool)
+    exp = np.where(diag, k * (k - 1), k * k) / (length * (length - 1)) * pairs
+    possible = exp > 0
+    if (succ[~possible] > 0).any():
+        p_succ, x_succ = 0.0, float("inf")  # a destination repeated inside a block of a permutation
+    else:
+        x_succ = float(((succ[possible] - exp[possible]) ** 2 / exp[possible]).sum())
+        p_succ = float(st.chi2.sf(x_succ, possible.sum() - 1))
+    df_succ = int(possible.sum() - 1)
     p_struct = 0.0 if (bad or foreign) else 1.0
     p = min(1.0, 3 * min(p_pos, p_succ, p_struct))  # Bonferroni over the three checks
     detail.update({"positions_chi2": x_pos, "positions_df": df_pos, "positions_p": p_pos,
