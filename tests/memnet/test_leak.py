@@ -138,3 +138,14 @@ def test_cli_prints_both_families(veil_cli, tmp_path):
 
     res = json.loads((tmp_path / "out.json").read_text())
     assert res["algorithm"] == "direct" and 0 <= res["spatial_accuracy"] <= 1
+
+
+def test_quick_settings_are_the_shipped_config():
+    from pathlib import Path
+
+    from veil.core.config import load_config
+    from veil.memnet.leak import QUICK
+
+    root = Path(__file__).resolve().parents[2]
+    _, cfg = load_config(root / "configs/memnet/leak_uniform_vs_hotspot.toml")
+    assert validate("memnet.leak", {**QUICK, "algorithm": cfg.algorithm}).model_dump() == cfg.model_dump()

@@ -87,6 +87,8 @@ def format_leak(r: dict) -> str:
                     extra = f"  (detects Cohen's w >= {r[f'{fam}_{name}_detectable_w']:.3g} with 80% power)"
                 if f"{fam}_{name}_auc" in r:
                     extra = f"  (P(A window > B window) = {r[f'{fam}_{name}_auc']:.3f})"
+                if f"{fam}_{name}_ratio" in r:
+                    extra = f"  (B / A = {r[f'{fam}_{name}_ratio']:.3f}, Welch over runs)"
                 lines.append(f"  {name:12s} p {r[k]:.3g}{extra}")
     if "permutation_stream_p" in r:
         lines.append(f"PERMUTATION STREAM (CPUs' next destinations): {r['permutation_stream_verdict']} "

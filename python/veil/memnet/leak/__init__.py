@@ -24,7 +24,7 @@ from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, r
 from . import stats
 from .observe import TEMPORAL, Observation, Windows, observe, windows
 
-__all__ = ["Pattern", "LeakConfig", "analyse", "run", "leak", "result_keys", "LEAK_RESULTS",
+__all__ = ["Pattern", "LeakConfig", "analyse", "run", "leak", "result_keys", "LEAK_RESULTS", "QUICK",
            "Observation", "Windows", "observe", "windows", "stats"]
 
 # The stream an algorithm claims to produce, for the permutation-stream test: ghost
@@ -104,6 +104,7 @@ LEAK_RESULTS = {
     "*_detectable_accuracy": ("", "smallest held-out accuracy that would be significant at alpha"),
     "*_detectable_w": ("", "Cohen's w a categorical test detects with 80% power at alpha (smaller may pass unseen)"),
     "*_auc": ("", "temporal feature: probability that a window of A exceeds one of B (0.5 = alike)"),
+    "*_ratio": ("", "temporal_runtime: mean runtime of B over A (Welch's t-test over runs gives its p)"),
     "permutation_stream_p": ("", "p-value that CPUs' next destinations form uniform random permutation streams"),
     "permutation_stream_blocks": ("", "complete blocks of M destinations tested"),
     "permutation_stream_bad_blocks": ("", "blocks that are not permutations of the modules"),
@@ -181,7 +182,8 @@ def _family(tests: list[stats.TestResult], alpha: float) -> dict[str, Any]:
 
 
 def analyse(runs_a: list[Windows], runs_b: list[Windows], alpha: float = 1e-3, blocks_per_run: int = 6,
-            nodes: int | None = None, cpu_nodes: list[int] | None = None) -> dict[str, Any]:
+            nodes: int | None = None, cpu_nodes: list[int] | None = None,
+            runtimes: tuple[list[float], list[float]] | None = None) -> dict[str, Any]:
     """Both families' tests, classifiers and verdicts for windows of runs of A and of B
     (block j of run i of A and of B form one cross-validation group). The temporal family's
     per-source volumes are the CPUs' (`cpu_nodes`, default every node): how much a *module*
@@ -215,6 +217,8 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], alpha: float = 1e-3, b
     sa = {k: np.concatenate([w.scalars[k] for w in runs_a]) for k in TEMPORAL}
     sb = {k: np.concatenate([w.scalars[k] for w in runs_b]) for k in TEMPORAL}
     temporal_tests = [stats.window_mannwhitney(sa[k], sb[k], k) for k in TEMPORAL]
+    if runtimes is not None:
+        temporal_tests.append(stats.runs_welch(runtimes[0], runtimes[1], "runtime"))
     cpus = np.arange(nodes) if cpu_nodes is None else np.asarray(cpu_nodes)
     ta = np.column_stack([sa[k] for k in TEMPORAL] + [cat(runs_a, lambda w: w.per_source[:, cpus])])
     tb = np.column_stack([sb[k] for k in TEMPORAL] + [cat(runs_b, lambda w: w.per_source[:, cpus])])
@@ -247,7 +251,8 @@ def run(cfg: LeakConfig, progress=None) -> dict[str, Any]:
             perm_src.append(o.inj_src[is_cpu].astype(np.int64) + base_id)
             perm_dst.append(o.inj_dst[is_cpu].astype(np.int64))
     report = analyse([w for _, w, _ in runs["a"]], [w for _, w, _ in runs["b"]], cfg.alpha, cfg.blocks_per_run,
-                     nodes=obs_meta.nodes, cpu_nodes=obs_meta.cpu_nodes)
+                     nodes=obs_meta.nodes, cpu_nodes=obs_meta.cpu_nodes,
+                     runtimes=tuple([float(r["runtime_cycles"]) for r, _, _ in runs[k]] for k in ("a", "b")))
     srcs = sorted(set(np.concatenate(perm_src).tolist())) if perm_src else []
     mods = list(obs_meta.module_nodes)
     perm = stats.permutation_stream(np.concatenate(perm_src), np.concatenate(perm_dst), srcs, mods, alpha=cfg.alpha,
@@ -291,6 +296,8 @@ def flatten(report: dict[str, Any]) -> dict[str, Any]:
                     out[f"{fam}_{name}_detectable_w"] = d["detectable_w"]
                 if "auc" in d:
                     out[f"{fam}_{name}_auc"] = d["auc"]
+                if "ratio" in d:
+                    out[f"{fam}_{name}_ratio"] = d["ratio"]
     p = report.get("permutation_stream")
     if p:
         out["permutation_stream_p"] = p["p"]
@@ -298,6 +305,16 @@ def flatten(report: dict[str, Any]) -> dict[str, Any]:
         out["permutation_stream_bad_blocks"] = p["detail"]["non_permutation_blocks"]
         out["permutation_stream_verdict"] = p["detail"].get("verdict", "no complete block")
     return out
+
+
+# The reproducer's leak run per algorithm (configs/memnet/leak_uniform_vs_hotspot.toml):
+# `ctx.run_many("memnet.leak", QUICK, [{"algorithm": a} for a in algorithms])`, then
+# `result_keys(result)` for each.
+QUICK: dict[str, Any] = {
+    "memsys": {"requests_per_cpu": 150, "encryption": "source_otp"}, "repeats": 2, "window": 500, "alpha": 1e-3,
+    "a": {"label": "uniform", "workload": "uniform"},
+    "b": {"label": "hotspot 0-3", "workload": "hotspot", "hot_modules": [0, 1, 2, 3], "hotspot_fraction": 0.5},
+}
 
 
 def result_keys(result: dict[str, Any]) -> dict[str, float]:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats as st
 
-__all__ = ["TestResult", "homogeneity", "window_mannwhitney", "holm", "wilson", "binomial_p",
+__all__ = ["TestResult", "homogeneity", "window_mannwhitney", "runs_welch", "holm", "wilson", "binomial_p",
            "detectable_accuracy", "detectable_w", "classify", "permutation_stream"]
 
 
@@ -149,6 +149,23 @@ def window_mannwhitney(a: np.ndarray, b: np.ndarray, name: str) -> TestResult:
     auc = float(r.statistic) / (len(a) * len(b))
     return TestResult(name, float(r.pvalue), float(r.statistic), {
         "auc": auc, "mean_a": float(a.mean()), "mean_b": float(b.mean()), "windows_a": len(a), "windows_b": len(b)})
+
+
+def runs_welch(a: list[float], b: list[float], name: str) -> TestResult:
+    """Welch's t-test on one number per run (e.g. the runtime): how long the program takes is
+    the coarsest timing observable; with a few runs per pattern it only catches large
+    differences."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(a) < 2 or len(b) < 2:
+        return TestResult(name, 1.0, 0.0, {"note": "needs two runs per pattern", "mean_a": float(a.mean()),
+                                           "mean_b": float(b.mean())})
+    if np.ptp(np.concatenate([a, b])) == 0:
+        return TestResult(name, 1.0, 0.0, {"mean_a": float(a.mean()), "mean_b": float(b.mean())})
+    r = st.ttest_ind(a, b, equal_var=False)
+    p = float(r.pvalue) if np.isfinite(r.pvalue) else (0.0 if a.mean() != b.mean() else 1.0)
+    return TestResult(name, p, float(r.statistic) if np.isfinite(r.statistic) else 0.0, {
+        "mean_a": float(a.mean()), "mean_b": float(b.mean()), "runs_a": len(a), "runs_b": len(b),
+        "ratio": float(b.mean() / a.mean()) if a.mean() else float("inf")})
 
 
 def holm(ps: list[float]) -> list[float]:
