@@ -21,6 +21,7 @@ def tiny(monkeypatch, tmp_path):
         _native.memnet.memsys_write_synthetic_trace(str(p), 120, 4, 11 + i)
         paths[w] = p
     monkeypatch.setitem(rg.SIZES, "quick", TINY)
+    monkeypatch.setattr(rg, "LEAK_ALGORITHMS", ["minimal", "ghost_minimal"])
     monkeypatch.setattr(rg, "trace_paths", lambda ctx: {w: str(rg.trace_prefix(p, TINY["records"]))
                                                         for w, p in paths.items()})
     return tmp_path
@@ -46,6 +47,11 @@ def test_quick_section_emits_the_keys_and_caches(tiny):
             assert f"memnet/{a}/extra_packets_per_request" in keys
         assert "memnet/ghost_minimal/dummies_per_packet_uniform" in keys
         assert "memnet/network_oram/mean_slowdown" in keys
+        for a in ("minimal", "ghost_minimal"):
+            assert {f"memnet/leak/{a}/spatial_accuracy", f"memnet/leak/{a}/temporal_accuracy"} <= keys
+        # the adversary tells the non-secure baseline's traffic patterns apart, not ghost routing's
+        assert sec.metrics["memnet/leak/minimal/spatial_accuracy"] > 0.9
+        assert sec.metrics["memnet/leak/ghost_minimal/spatial_accuracy"] < 0.7
         assert sec.metrics["memnet/minimal/mean_slowdown"] == pytest.approx(1.0)
         assert sec.metrics["memnet/minimal/extra_packets_per_request"] == pytest.approx(0.0)
         # minimal + dummies sends one packet to every module (and one back) per request
