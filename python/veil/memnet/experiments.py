@@ -12,7 +12,8 @@ from veil.core import (ComponentName, ConfigError, ExperimentConfig, InputFile, 
 from . import engine
 
 for _kind, _name, _doc in engine.components():
-    register_component(f"memnet.{_kind}", _name, doc=_doc)
+    if _kind != "injection":  # memsys.py registers them with their [secure] parameters
+        register_component(f"memnet.{_kind}", _name, doc=_doc)
 
 
 PRESETS = {

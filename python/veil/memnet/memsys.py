@@ -8,14 +8,41 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veil import _native
-from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_experiment
+from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_component, register_experiment
 
 from . import engine
 
-__all__ = ["MemSysConfig", "to_rust_config", "simulate", "default_config"]
+__all__ = ["MemSysConfig", "SecureParams", "to_rust_config", "simulate", "default_config", "ghost_dummies_analytic"]
+
+
+class SecureParams(BaseModel):
+    """The `[secure]` table: parameters of the secure routing algorithms (docs/memnet.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    batch: int = Field(1, ge=1, le=64, description="real messages one packet may carry to its destination (batching per "
+                                                  "destination), while they and their replies fit in packet_flits")
+    packet_flits: int = Field(5, ge=5, le=64, description="flits of every packet of a secure algorithm, real or dummy "
+                                                         "(>= 5: a 64-byte line and its header)")
+    slot_cycles: int = Field(0, ge=0, description="constant_rate: cycles between packets on an injection channel "
+                                                  "(0 = back to back)")
+    hot_modules: list[int] = Field([], description="adaptive_ghost: modules given hot_weight slots per round "
+                                                   "(public and fixed; must exist)")
+    hot_weight: int = Field(4, ge=1, le=1024, description="adaptive_ghost: slots per round of each hot module")
+    dwell_cycles: int = Field(0, ge=0, description="cycles a packet stays at least at each module where it may pick "
+                                                   "up data (0 = leaves when nothing is due; the idle access time, "
+                                                   "44 by default, hides an idle vault's access time)")
+
+
+# Each routing algorithm is a component; `veil list` shows the [secure] parameters it reads.
+for _name, _doc in [(n, d) for k, n, d in engine.components() if k == "injection"]:
+    _used = dict(_native.memnet.injection_params()).get(_name, [])
+    _params = create_model(f"Secure_{_name}", **{f: (SecureParams.model_fields[f].annotation, SecureParams.model_fields[f])
+                                                 for f in _used}) if _used else None
+    register_component("memnet.injection", _name, doc=_doc, params=_params)
 
 
 class MemSysConfig(ExperimentConfig):
@@ -86,7 +113,9 @@ class MemSysConfig(ExperimentConfig):
     functional: bool = Field(False, description="really encrypt and decrypt every packet")
     check_bits: int = Field(16, ge=1, le=16, description="bits of the encrypted destination check")
     foreign_checks: int = Field(1, ge=0, description="functional: non-destination decode attempts per packet")
-    injection: ComponentName("memnet.injection") = Field("direct", description="injection policy")
+    injection: ComponentName("memnet.injection") = Field("minimal", description="routing and injection algorithm "
+                                                                             "(minimal is non-secure; direct is its old name)")
+    secure: SecureParams = Field(default_factory=SecureParams, description="parameters of the secure routing algorithms")
     max_cycles: int = Field(0, ge=0, description="give up after this many cycles (0 = no limit)")
 
 
@@ -129,6 +158,7 @@ def to_rust_config(cfg: MemSysConfig) -> dict[str, Any]:
                        "functional": cfg.functional, "check_bits": cfg.check_bits,
                        "foreign_checks": cfg.foreign_checks},
         "injection": cfg.injection,
+        "secure": cfg.secure.model_dump(),
         "max_cycles": cfg.max_cycles,
     }
 
@@ -142,13 +172,31 @@ def default_config() -> dict[str, Any]:
     return json.loads(_native.memnet.memsys_default_config())
 
 
+def ghost_dummies_analytic(modules: int) -> float:
+    """Expected dummies per real packet of ghost_minimal on uniform traffic with one message
+    at a time per CPU (docs/memnet.md derives it; the Rust tests check the simulator against it)."""
+    return engine._call(_native.memnet.ghost_dummies_analytic, modules)
+
+
 MEMSYS_RESULTS = {
     "runtime_cycles": ("cycles", "network cycles (tCK, 0.8 ns by default) until every CPU finished"),
     "runtime_ns": ("ns", "the same in nanoseconds"),
     "reads": ("", "read requests sent"),
     "writes": ("", "write requests sent (writebacks)"),
     "responses": ("", "responses received (one per request)"),
-    "dummies": ("", "dummy packets injected by the injection policy"),
+    "dummies": ("", "dummy packets delivered and dropped (every leg of a dummy counts)"),
+    "injection": ("", "routing and injection algorithm"),
+    "real_packets": ("", "packet injections carrying real messages (every leg, CPU and module channels)"),
+    "dummy_packets": ("", "packet injections carrying none (dummies and dummy replies)"),
+    "extra_packets_per_request": ("", "injections beyond the non-secure baseline's one request and one reply, "
+                                      "per request"),
+    "dummies_per_real_packet": ("", "dummy_packets / real_packets"),
+    "avg_packet_latency_ns": ("ns", "mean latency of a real message from ready to leave its node to arrival at its "
+                                    "destination (waiting for a slot and detours included)"),
+    "injection_utilisation": ("", "mean busy fraction of the CPU and module injection channels"),
+    "cpu_injection_utilisation": ("", "mean busy fraction of the CPUs' injection channels alone (the paper's "
+                                      "injection bandwidth)"),
+    "network_utilisation": ("", "mean busy fraction of the router-to-router channels"),
     "avg_read_latency": ("cycles", "mean read latency, request issue to response arrival"),
     "max_read_latency": ("cycles", "largest read latency"),
     "avg_network_latency": ("cycles", "mean packet latency in the network"),

@@ -179,6 +179,37 @@ impl Default for EncryptionConfig {
     }
 }
 
+/// Parameters of the secure routing algorithms (`[secure]`; each algorithm reads some of
+/// them, `veil list` shows which).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecureConfig {
+    /// Real messages one packet may carry to its destination (batching per destination),
+    /// as long as they and their replies fit in `packet_flits`.
+    pub batch: u32,
+    /// Flits of every packet of a secure algorithm, real or dummy (>= 5: the largest HMC
+    /// packet, a 64-byte line and its header).
+    pub packet_flits: u16,
+    /// constant_rate: cycles between packets on an injection channel (0 = back to back, one
+    /// packet every packet_flits cycles).
+    pub slot_cycles: u32,
+    /// adaptive_ghost: modules that get hot_weight slots per round (public, fixed).
+    pub hot_modules: Vec<u64>,
+    /// adaptive_ghost: slots per round of each hot module (others get one).
+    pub hot_weight: u32,
+    /// Cycles a packet stays at least at each module where it may pick up data (0 = leaves
+    /// as soon as nothing is due there). The idle access time (44 cycles by default) stops a
+    /// real access standing out by its dwell when the vault is idle (timing is outside the
+    /// paper's threat model).
+    pub dwell_cycles: u32,
+}
+
+impl Default for SecureConfig {
+    fn default() -> Self {
+        Self { batch: 1, packet_flits: 5, slot_cycles: 0, hot_modules: Vec::new(), hot_weight: 4, dwell_cycles: 0 }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemSysConfig {
@@ -191,12 +222,20 @@ pub struct MemSysConfig {
     pub cpu: CpuConfig,
     pub workload: WorkloadConfig,
     pub encryption: EncryptionConfig,
-    /// Injection policy (direct; secure routing adds more).
+    /// Routing and injection algorithm: minimal (alias direct, non-secure), minimal_dummy,
+    /// sequential, broadcast, ghost_minimal, ghost_nonminimal, constant_rate, adaptive_ghost.
     pub injection: String,
+    /// Parameters of the secure algorithms.
+    pub secure: SecureConfig,
     /// Give up after this many cycles (0 = no limit).
     pub max_cycles: u64,
     /// Jump over cycles in which nothing can happen (same results as stepping each one).
     pub fast_forward: bool,
+    /// Record what an adversary probing every channel sees (`crate::observe`).
+    pub observe: bool,
+    /// Cap on recorded events per stream (channel traversals, injections); memory is about
+    /// 18 bytes per event.
+    pub observe_max_events: usize,
 }
 
 impl Default for MemSysConfig {
@@ -225,9 +264,12 @@ impl Default for MemSysConfig {
             cpu: CpuConfig::default(),
             workload: WorkloadConfig::default(),
             encryption: EncryptionConfig::default(),
-            injection: "direct".into(),
+            injection: "minimal".into(),
+            secure: SecureConfig::default(),
             max_cycles: 0,
             fast_forward: true,
+            observe: false,
+            observe_max_events: 20_000_000,
         }
     }
 }

@@ -21,7 +21,7 @@ pub mod vault;
 pub mod workload;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 use veil_core::RngStreams;
@@ -31,11 +31,11 @@ use crate::sim::{Engine, Offer};
 use crate::topology::{End, Topology};
 
 use addrmap::{AddressMap, Geometry};
-pub use config::{CpuConfig, EncryptionConfig, MemSysConfig, ModuleConfig, WorkloadConfig};
+pub use config::{CpuConfig, EncryptionConfig, MemSysConfig, ModuleConfig, SecureConfig, WorkloadConfig};
 use cpu::{Core, CoreStats, Kind, MissSource};
 use encryption::Encryption;
 use functional::{Functional, FunctionalStats};
-use injection::{InjectionPolicy, Injected, Queued};
+use injection::{InjectionPolicy, Injected, Packet, Queued};
 use otp::{OtpBuffers, OtpParams, OtpStats, Ticket};
 use vault::{Req, Timing, Vault};
 
@@ -51,10 +51,14 @@ const WRITE_REQ: u8 = 1;
 const READ_RESP: u8 = 2;
 const WRITE_RESP: u8 = 3;
 const DUMMY: u8 = 4;
+/// A full-size packet of a secure algorithm: carries real messages (or none) along a route.
+const CARRIER: u8 = 5;
 
 const EV_VAULT: u8 = 0;
 const EV_RESPOND: u8 = 1;
 const EV_DELIVER: u8 = 2;
+/// A carrier whose dwell at a module is over joins the node's send queue.
+const EV_DEPART: u8 = 3;
 
 #[derive(Clone, Debug, Default)]
 struct Msg {
@@ -68,8 +72,17 @@ struct Msg {
     seq: u64,
     /// Load misses: the core's instruction position (ROB bookkeeping).
     load_at: Option<u64>,
-    /// Dummy packets: their length.
+    /// Dummy packets and carriers: their length.
     dummy_flits: u16,
+    /// Ready to leave its source node (packet latency counts from here).
+    queued_at: u64,
+    /// A request served where a carrier waits for its reply: the carrier's id + 1.
+    bound: u32,
+    /// A request of a broadcast: its group's id + 1 and the router that serves it.
+    bgroup: u32,
+    brouter: u32,
+    /// Carriers: messages on board, waypoints, position, and what happens at the end.
+    carrier: Option<Box<Carrier>>,
     /// Functional mode: the plaintext and the bytes on the wire.
     plain: Vec<u8>,
     wire: Vec<u8>,
@@ -79,6 +92,7 @@ struct Msg {
 impl Msg {
     fn flits(&self) -> u16 {
         match self.kind {
+            CARRIER => self.dummy_flits,
             READ_REQ => READ_REQ_FLITS,
             WRITE_REQ => WRITE_REQ_FLITS,
             READ_RESP => READ_RESP_FLITS,
@@ -87,8 +101,52 @@ impl Msg {
         }
     }
     fn class(&self) -> u8 {
-        (self.kind == READ_RESP || self.kind == WRITE_RESP) as u8
+        match &self.carrier {
+            Some(c) => c.class,
+            None => (self.kind == READ_RESP || self.kind == WRITE_RESP) as u8,
+        }
     }
+}
+
+/// The state of a secure algorithm's packet on its way.
+#[derive(Clone, Debug, Default)]
+struct Carrier {
+    msgs: Vec<u32>,
+    route: Vec<u32>,
+    /// Index in `route` of the current leg's destination.
+    pos: usize,
+    origin: u32,
+    turn: bool,
+    /// On its way back after turning.
+    back: bool,
+    class: u8,
+    /// Responses still to come at a node before the carrier may leave it: (node, count).
+    pending: Vec<(u32, u32)>,
+    /// Held at its current node until `pending` there is empty.
+    parked: bool,
+    /// Leaves its current node no earlier than this (`secure.dwell_cycles`).
+    hold_until: u64,
+    /// The current leg carries real content (counted as a real packet).
+    real: bool,
+    /// Broadcast: group id + 1, and whether it travels up the tree (to the CPU at the root).
+    group: u32,
+    up: bool,
+    to_cpu: bool,
+}
+
+/// One broadcast request in progress: per router of the tree, what it still waits for.
+#[derive(Clone, Debug, Default)]
+struct Group {
+    origin: u32,
+    root: usize,
+    reqs: Vec<u32>,
+    children_left: Vec<u32>,
+    data_wait: Vec<u32>,
+    got: Vec<Vec<u32>>,
+    sent: Vec<bool>,
+    /// When the request reached each router (its answer leaves `dwell_cycles` later at the
+    /// earliest).
+    arrived: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -126,8 +184,40 @@ pub struct MemSysResult {
     pub modules: usize,
     pub cpus: usize,
     pub uarch: String,
+    /// Routing and injection algorithm.
+    pub injection: String,
+    /// Packet injections (every leg, CPU and module channels) carrying real messages.
+    pub real_packets: u64,
+    /// Packet injections carrying none (dummies, dummy replies).
+    pub dummy_packets: u64,
+    /// Injections beyond the non-secure baseline's one request and one reply per request,
+    /// per request.
+    pub extra_packets_per_request: f64,
+    pub dummies_per_real_packet: f64,
+    /// Mean latency of a real message from ready to leave its node to arrival at its
+    /// destination (waiting for a slot and detours included).
+    pub avg_packet_latency_ns: f64,
+    /// Mean busy fraction of the CPU and module injection channels.
+    pub injection_utilisation: f64,
+    /// Mean busy fraction of the CPUs' injection channels alone (the paper's "injection
+    /// bandwidth"; with one terminal per router, the port a CPU shares with its module).
+    pub cpu_injection_utilisation: f64,
+    /// Mean busy fraction of the router-to-router channels.
+    pub network_utilisation: f64,
     pub wall_seconds: f64,
     pub cycles_per_second: f64,
+}
+
+/// A packet as it entered the network: when, from which node to which (this leg), whether it
+/// carried real messages, its length, and its bytes (functional mode; else empty).
+#[derive(Clone, Debug)]
+pub struct WireRecord {
+    pub at: u64,
+    pub src: u32,
+    pub dst: u32,
+    pub real: bool,
+    pub flits: u16,
+    pub wire: Vec<u8>,
 }
 
 /// Source of each core's miss stream (synthetic or a trace reader), given the address map.
@@ -170,6 +260,24 @@ pub struct MemSystem {
     dummies: u64,
     responses: u64,
     foreign_rr: u64,
+    /// Carriers ready to leave a node (forwarded legs, replies), sent before new packets.
+    fwd: Vec<VecDeque<u32>>,
+    fwd_count: usize,
+    groups: Vec<Group>,
+    free_groups: Vec<u32>,
+    real_packets: u64,
+    dummy_packets: u64,
+    inj_flits: Vec<u64>,
+    net_flits: u64,
+    router_links: u64,
+    pkt_lat_sum: u64,
+    pkt_lat_n: u64,
+    /// Pad size in 16-byte blocks (the largest packet).
+    pad_blocks: u64,
+    packet_flits: u16,
+    finished: bool,
+    /// When set, every packet put on the wire (tests of the routing algorithms).
+    pub wire_log: Option<Vec<WireRecord>>,
     /// Trace page frames assigned on first touch (None = addresses used as they are).
     pages: Option<HashMap<u64, u64>>,
 }
@@ -400,7 +508,10 @@ impl MemSystem {
                 }
             }
         }
-        let engine = Engine::external(&cfg.network, topo)?;
+        let mut engine = Engine::external(&cfg.network, topo)?;
+        if cfg.observe {
+            engine.observe(cfg.observe_max_events);
+        }
 
         // Memory geometry and address map.
         let banks = (m.layers * m.banks_per_layer) as u64;
@@ -443,13 +554,36 @@ impl MemSystem {
             cores.push(Core::new(n, sources(i, &map)?, c.mshrs, cpi, c.rob));
         }
         let nodes = engine.topo.nodes;
+        let mut adjacency = vec![Vec::new(); modules];
+        let mut router_links = 0u64;
+        for (r, ports) in engine.topo.out.iter().enumerate() {
+            for l in ports {
+                if let End::Router { r: to, .. } = l.to {
+                    adjacency[r].push(to);
+                    router_links += 1;
+                }
+            }
+        }
+        let net = injection::Net {
+            nodes,
+            tpr,
+            modules,
+            cpu_nodes: cpu_nodes.clone(),
+            adjacency,
+            seed: cfg.network.seed,
+            secure: cfg.secure.clone(),
+        };
+        let policy = injection::build(&cfg.injection, &net)?;
+        let secure = !matches!(cfg.injection.as_str(), "minimal" | "direct");
+        // Secure packets are padded to packet_flits; a pad covers the largest packet.
+        let pad_blocks = if secure { PAD_BLOCKS.max(cfg.secure.packet_flits as u64) } else { PAD_BLOCKS };
         let otp = enc.end_to_end_pads().then(|| {
             OtpBuffers::new(
                 OtpParams {
                     depth: e.otp_depth,
                     aes_latency: e.aes_latency as u64,
                     blocks_per_cycle: e.aes_blocks_per_cycle,
-                    pad_blocks: PAD_BLOCKS,
+                    pad_blocks,
                     counter_bits: e.counter_bits,
                     rekey_cycles: e.rekey_cycles,
                 },
@@ -461,11 +595,11 @@ impl MemSystem {
             let mut key = [0u8; 16];
             key[..8].copy_from_slice(&cfg.network.seed.to_le_bytes());
             key[8..].copy_from_slice(b"memnetky");
-            Functional::new(key, e.otp_depth, PAD_BLOCKS, e.check_bits)
+            Functional::new(key, e.otp_depth, pad_blocks, e.check_bits)
         });
         let nv = modules * m.vaults as usize;
         Ok(Self {
-            policy: injection::build(&cfg.injection, nodes)?,
+            policy,
             cfg: cfg.clone(),
             engine,
             map,
@@ -501,6 +635,21 @@ impl MemSystem {
             responses: 0,
             foreign_rr: 0,
             pages: None,
+            fwd: (0..nodes).map(|_| VecDeque::new()).collect(),
+            fwd_count: 0,
+            groups: Vec::new(),
+            free_groups: Vec::new(),
+            real_packets: 0,
+            dummy_packets: 0,
+            inj_flits: vec![0; nodes],
+            net_flits: 0,
+            router_links,
+            pkt_lat_sum: 0,
+            pkt_lat_n: 0,
+            pad_blocks,
+            packet_flits: cfg.secure.packet_flits,
+            finished: false,
+            wire_log: None,
         })
     }
 
@@ -546,8 +695,14 @@ impl MemSystem {
     }
 
     fn queue_msg(&mut self, id: u32, now: u64) {
+        self.msgs[id as usize].queued_at = now;
         let m = &self.msgs[id as usize];
-        let q = Queued { id, dest: m.dst, flits: m.flits(), class: m.class() };
+        let reply_flits = match m.kind {
+            READ_REQ => READ_RESP_FLITS,
+            WRITE_REQ => WRITE_RESP_FLITS,
+            _ => 0,
+        };
+        let q = Queued { id, dest: m.dst, flits: m.flits(), reply_flits, class: m.class() };
         let src = m.src as usize;
         self.policy.push(src, q, now);
     }
@@ -639,19 +794,269 @@ impl MemSystem {
                     issued: req.issued,
                     data,
                     load_at: req.load_at,
+                    queued_at: now,
                     ..Default::default()
                 };
                 self.release(id);
                 let rid = self.alloc(resp);
-                self.queue_msg(rid, now);
+                if req.bound != 0 {
+                    self.response_ready(now, req.bound - 1, id, rid, req.dst);
+                } else if req.bgroup != 0 {
+                    let (g, r) = (req.bgroup - 1, req.brouter as usize);
+                    let grp = &mut self.groups[g as usize];
+                    grp.got[r].push(rid);
+                    grp.data_wait[r] -= 1;
+                    self.bcast_check_up(now, g, r);
+                } else {
+                    self.queue_msg(rid, now);
+                }
+            }
+            EV_DEPART => {
+                let n = self.msgs[id as usize].src as usize;
+                self.fwd[n].push_back(id);
+                self.fwd_count += 1;
             }
             _ => self.deliver(now, id),
         }
     }
 
-    /// Admission at each free injection port: the policy picks, then the scheme's pad.
+    /// The response `rid` to request `req` (served at `node`) joins the carrier `c` waiting
+    /// for it; the carrier leaves once nothing else is due there.
+    fn response_ready(&mut self, _now: u64, c: u32, req: u32, rid: u32, node: u32) {
+        let at = self.msgs[c as usize].dst;
+        let car = self.msgs[c as usize].carrier.as_mut().expect("bound to a carrier");
+        for x in car.msgs.iter_mut() {
+            if *x == req {
+                *x = rid;
+            }
+        }
+        let e = car.pending.iter_mut().find(|e| e.0 == node).expect("pending at node");
+        e.1 -= 1;
+        if e.1 == 0 && car.parked && at == node {
+            car.parked = false;
+            self.depart(c, node, _now);
+        }
+    }
+
+    /// Sends carrier `id` from `node` towards its route's next waypoint.
+    fn depart(&mut self, id: u32, node: u32, now: u64) {
+        let m = &mut self.msgs[id as usize];
+        let car = m.carrier.as_mut().expect("carrier");
+        car.pending.retain(|e| e.1 > 0);
+        car.real = !car.msgs.is_empty();
+        m.src = node;
+        m.dst = car.route[car.pos];
+        if car.hold_until > now {
+            self.events.push(Reverse((car.hold_until, EV_DEPART, id)));
+        } else {
+            self.fwd[node as usize].push_back(id);
+            self.fwd_count += 1;
+        }
+    }
+
+    /// A new packet of a secure algorithm leaves node `n`.
+    fn new_carrier(&mut self, n: usize, p: Packet, now: u64) -> u32 {
+        let mut car = Carrier { route: p.route, origin: n as u32, turn: p.turn, ..Default::default() };
+        if p.tree {
+            let root = car.route[0] as usize / self.tpr;
+            let g = Group {
+                origin: n as u32,
+                root,
+                reqs: p.msgs,
+                children_left: vec![u32::MAX; self.modules],
+                data_wait: vec![0; self.modules],
+                got: vec![Vec::new(); self.modules],
+                sent: vec![false; self.modules],
+                arrived: vec![0; self.modules],
+            };
+            let gid = match self.free_groups.pop() {
+                Some(i) => {
+                    self.groups[i as usize] = g;
+                    i
+                }
+                None => {
+                    self.groups.push(g);
+                    (self.groups.len() - 1) as u32
+                }
+            };
+            car.group = gid + 1;
+            car.real = true;
+        } else {
+            car.real = !p.msgs.is_empty();
+            car.msgs = p.msgs;
+        }
+        let m = Msg {
+            kind: CARRIER,
+            src: n as u32,
+            dst: car.route[0],
+            issued: now,
+            dummy_flits: self.packet_flits,
+            carrier: Some(Box::new(car)),
+            ..Default::default()
+        };
+        self.alloc(m)
+    }
+
+    /// A broadcast packet from node `from` to `to` (down the tree or up it).
+    fn bcast_send(&mut self, g: u32, from: u32, to: u32, up: bool, to_cpu: bool, msgs: Vec<u32>, now: u64, at: u64) {
+        let real = !up || !msgs.is_empty();
+        let car = Carrier { msgs, route: vec![to], origin: from, class: up as u8, real, group: g + 1, up, to_cpu, ..Default::default() };
+        let m = Msg { kind: CARRIER, src: from, dst: to, issued: now, dummy_flits: self.packet_flits, carrier: Some(Box::new(car)), ..Default::default() };
+        let id = self.alloc(m);
+        if at > now {
+            self.events.push(Reverse((at, EV_DEPART, id)));
+        } else {
+            self.fwd[from as usize].push_back(id);
+            self.fwd_count += 1;
+        }
+    }
+
+    /// Router `r` of broadcast `g` answers its parent once its children have and its own
+    /// data is ready.
+    fn bcast_check_up(&mut self, now: u64, g: u32, r: usize) {
+        let grp = &mut self.groups[g as usize];
+        if grp.sent[r] || grp.children_left[r] != 0 || grp.data_wait[r] != 0 {
+            return;
+        }
+        grp.sent[r] = true;
+        let msgs = std::mem::take(&mut grp.got[r]);
+        let (root, origin) = (grp.root, grp.origin);
+        let at = grp.arrived[r] + self.cfg.secure.dwell_cycles as u64;
+        let from = self.module_node(r);
+        if r == root {
+            self.bcast_send(g, from, origin, true, true, msgs, now, at);
+        } else {
+            let parent = self.policy.tree(root).expect("broadcast tree").parent[r] as usize;
+            let to = self.module_node(parent);
+            self.bcast_send(g, from, to, true, false, msgs, now, at);
+        }
+    }
+
+    /// A broadcast packet arrived at its node.
+    fn bcast_at(&mut self, now: u64, id: u32) {
+        let w = self.msgs[id as usize].dst;
+        let car = self.msgs[id as usize].carrier.take().expect("carrier");
+        self.release(id);
+        let g = car.group - 1;
+        if car.to_cpu {
+            for rid in car.msgs {
+                self.note_latency(now, rid);
+                self.deliver(now, rid);
+            }
+            let grp = &mut self.groups[g as usize];
+            grp.reqs.clear();
+            self.free_groups.push(g);
+            return;
+        }
+        let r = w as usize / self.tpr;
+        if car.up {
+            let grp = &mut self.groups[g as usize];
+            grp.got[r].extend(car.msgs);
+            grp.children_left[r] -= 1;
+        } else {
+            // Served requests leave the group's list (their ids are reused once answered).
+            let reqs = std::mem::take(&mut self.groups[g as usize].reqs);
+            let (here, rest): (Vec<u32>, Vec<u32>) = reqs.into_iter().partition(|&q| self.msgs[q as usize].dst == w);
+            self.groups[g as usize].reqs = rest;
+            for q in here {
+                {
+                    self.note_latency(now, q);
+                    let m = &mut self.msgs[q as usize];
+                    m.bgroup = g + 1;
+                    m.brouter = r as u32;
+                    self.groups[g as usize].data_wait[r] += 1;
+                    self.events.push(Reverse((now + self.front, EV_VAULT, q)));
+                }
+            }
+            let root = self.groups[g as usize].root;
+            let children = self.policy.tree(root).expect("broadcast tree").children[r].clone();
+            self.groups[g as usize].children_left[r] = children.len() as u32;
+            self.groups[g as usize].arrived[r] = now;
+            for ch in children {
+                let to = self.module_node(ch as usize);
+                self.bcast_send(g, w, to, false, false, Vec::new(), now, now);
+            }
+        }
+        self.bcast_check_up(now, g, r);
+    }
+
+    /// A real message reached its destination node.
+    fn note_latency(&mut self, now: u64, id: u32) {
+        self.pkt_lat_sum += now - self.msgs[id as usize].queued_at;
+        self.pkt_lat_n += 1;
+    }
+
+    /// A carrier arrived at a waypoint: serve the messages addressed there, then send it
+    /// on, turn it round, hold it for data, or retire it.
+    fn carrier_at(&mut self, now: u64, id: u32) {
+        if self.msgs[id as usize].carrier.as_ref().expect("carrier").group != 0 {
+            return self.bcast_at(now, id);
+        }
+        let w = self.msgs[id as usize].dst;
+        let mut car = self.msgs[id as usize].carrier.take().expect("carrier");
+        let last = car.pos + 1 == car.route.len();
+        // A packet that ends at a module without turning leaves its replies to be queued.
+        let bind = !(last && !car.turn);
+        let mut keep = Vec::with_capacity(car.msgs.len());
+        let mut bound_here = 0;
+        for mid in std::mem::take(&mut car.msgs) {
+            let (kind, dst, bound) = {
+                let m = &self.msgs[mid as usize];
+                (m.kind, m.dst, m.bound)
+            };
+            if dst != w || bound != 0 {
+                keep.push(mid);
+                continue;
+            }
+            self.note_latency(now, mid);
+            match kind {
+                READ_REQ | WRITE_REQ => {
+                    if bind {
+                        self.msgs[mid as usize].bound = id + 1;
+                        bound_here += 1;
+                        keep.push(mid);
+                    }
+                    self.events.push(Reverse((now + self.front, EV_VAULT, mid)));
+                }
+                _ => self.deliver(now, mid),
+            }
+        }
+        car.msgs = keep;
+        if bound_here > 0 {
+            car.pending.push((w, bound_here));
+        }
+        if last && (!car.turn || car.back) {
+            debug_assert!(car.msgs.is_empty(), "a carrier retires with messages on board");
+            self.release(id);
+            return;
+        }
+        if last {
+            // Turn: back along the waypoints before this one, then to the source.
+            let mut r: Vec<u32> = car.route[..car.pos].iter().rev().copied().collect();
+            r.push(car.origin);
+            car.route = r;
+            car.pos = 0;
+            car.back = true;
+            car.class = 1;
+        } else {
+            car.pos += 1;
+        }
+        // On its way out a turning packet passes every waypoint again: it collects there then.
+        let revisit = car.turn && !car.back;
+        let wait = !revisit && car.pending.iter().any(|e| e.0 == w && e.1 > 0);
+        car.parked = wait;
+        // Where it may pick up data it stays at least dwell_cycles, data or not.
+        car.hold_until = if revisit { now } else { now + self.cfg.secure.dwell_cycles as u64 };
+        self.msgs[id as usize].carrier = Some(car);
+        if !wait {
+            self.depart(id, w, now);
+        }
+    }
+
+    /// Admission at each free injection port: forwarded packets first, else the policy
+    /// picks; then the scheme's pad.
     fn inject(&mut self, now: u64) {
-        if self.policy.pending() == 0 && self.heads == 0 {
+        if !self.policy.busy() && self.heads == 0 && self.fwd_count == 0 {
             return;
         }
         for n in 0..self.head.len() {
@@ -659,17 +1064,28 @@ impl MemSystem {
                 continue;
             }
             if self.head[n].is_none() {
-                match self.policy.pop(n, now) {
-                    None => continue,
-                    Some(Injected::Real(id)) => {
-                        self.head[n] = Some((id, false));
-                        self.heads += 1;
-                    }
-                    Some(Injected::Dummy { dest, flits }) => {
-                        let m = Msg { kind: DUMMY, src: n as u32, dst: dest, issued: now, dummy_flits: flits, ..Default::default() };
-                        let id = self.alloc(m);
-                        self.head[n] = Some((id, false));
-                        self.heads += 1;
+                if let Some(id) = self.fwd[n].pop_front() {
+                    self.fwd_count -= 1;
+                    self.head[n] = Some((id, false));
+                    self.heads += 1;
+                } else {
+                    match self.policy.pop(n, now) {
+                        None => continue,
+                        Some(Injected::Packet(p)) => {
+                            let id = self.new_carrier(n, p, now);
+                            self.head[n] = Some((id, false));
+                            self.heads += 1;
+                        }
+                        Some(Injected::Real(id)) => {
+                            self.head[n] = Some((id, false));
+                            self.heads += 1;
+                        }
+                        Some(Injected::Dummy { dest, flits }) => {
+                            let m = Msg { kind: DUMMY, src: n as u32, dst: dest, issued: now, dummy_flits: flits, ..Default::default() };
+                            let id = self.alloc(m);
+                            self.head[n] = Some((id, false));
+                            self.heads += 1;
+                        }
                     }
                 }
             }
@@ -691,7 +1107,14 @@ impl MemSystem {
             if let Some(f) = self.functional.as_mut() {
                 let m = &self.msgs[id as usize];
                 let flits = m.flits() as usize;
-                let plain = f.plaintext(src, dst, m.ticket, m.kind, m.addr / 64, m.data.as_deref(), flits);
+                // A carrier's plaintext holds its first message (a dummy's: the dummy command).
+                let inner = m.carrier.as_ref().and_then(|c| c.msgs.first()).map(|&x| &self.msgs[x as usize]);
+                let (kind, line, data) = match (m.kind, inner) {
+                    (CARRIER, Some(x)) => (x.kind, x.addr / 64, x.data.as_deref()),
+                    (CARRIER, None) => (DUMMY, 0, None),
+                    _ => (m.kind, m.addr / 64, m.data.as_deref()),
+                };
+                let plain = f.plaintext(src, dst, m.ticket, kind, line, data, flits);
                 let mut wire = plain.clone();
                 f.encrypt(src, dst, m.ticket, &mut wire);
                 let seq = f.last_seq(src, dst);
@@ -701,6 +1124,19 @@ impl MemSystem {
                 m.seq = seq;
             }
             let m = &self.msgs[id as usize];
+            let real = match &m.carrier {
+                Some(c) => c.real,
+                None => m.kind != DUMMY,
+            };
+            if real {
+                self.real_packets += 1;
+            } else {
+                self.dummy_packets += 1;
+            }
+            self.inj_flits[n] += m.flits() as u64;
+            if let Some(log) = self.wire_log.as_mut() {
+                log.push(WireRecord { at: now, src: n as u32, dst, real, flits: m.flits(), wire: m.wire.clone() });
+            }
             self.engine.offer(n, Offer { at: now, dest: dst, len: m.flits(), msg: m.class(), tag: id });
             self.head[n] = None;
             self.heads -= 1;
@@ -714,6 +1150,14 @@ impl MemSystem {
         self.net_lat_sum += d.at - d.itime;
         self.hops_sum += d.hops as u64;
         self.delivered += 1;
+        let m = &self.msgs[id as usize];
+        self.net_flits += m.flits() as u64 * (d.hops as u64).saturating_sub(1);
+        if m.carrier.as_ref().is_some_and(|c| !c.real) {
+            self.dummies += 1;
+        }
+        if m.carrier.is_none() && m.kind != DUMMY {
+            self.note_latency(now, id);
+        }
         let mut ready = now;
         if let Some(otp) = self.otp.as_mut() {
             let m = &self.msgs[id as usize];
@@ -748,6 +1192,7 @@ impl MemSystem {
     fn deliver(&mut self, now: u64, id: u32) {
         let kind = self.msgs[id as usize].kind;
         match kind {
+            CARRIER => self.carrier_at(now, id),
             READ_REQ | WRITE_REQ => self.events.push(Reverse((now + self.front, EV_VAULT, id))),
             READ_RESP | WRITE_RESP => {
                 self.responses += 1;
@@ -780,8 +1225,9 @@ impl MemSystem {
         if !self.cfg.fast_forward
             || self.engine.flits_in_flight() > 0
             || !self.active_vaults.is_empty()
-            || self.policy.pending() > 0
+            || self.policy.busy()
             || self.heads > 0
+            || self.fwd_count > 0
         {
             return None;
         }
@@ -822,6 +1268,10 @@ impl MemSystem {
             }
             self.issue_from_cores(now)?;
             self.schedule_vaults(now);
+            if !self.finished && self.cores_done == self.cores.len() {
+                self.finished = true;
+                self.policy.finish();
+            }
             self.inject(now);
             if self.cores_done == self.cores.len() && self.live == 0 && self.engine.flits_in_flight() == 0 {
                 break;
@@ -864,13 +1314,27 @@ impl MemSystem {
         let (cpu_b, mod_b) = if self.enc.end_to_end_pads() {
             // A CPU pairs with every module, a module with every CPU, both directions.
             (
-                otp::storage_bytes(e.otp_depth, PAD_BLOCKS * 16, e.counter_bits, self.modules as u64, self.modules as u64),
-                otp::storage_bytes(e.otp_depth, PAD_BLOCKS * 16, e.counter_bits, ncpu, ncpu),
+                otp::storage_bytes(e.otp_depth, self.pad_blocks * 16, e.counter_bits, self.modules as u64, self.modules as u64),
+                otp::storage_bytes(e.otp_depth, self.pad_blocks * 16, e.counter_bits, ncpu, ncpu),
             )
         } else {
             (0, 0)
         };
         let n = self.delivered.max(1) as f64;
+        let requests: u64 = self.cores.iter().map(|c| c.stats.reads + c.stats.writes).sum();
+        let cycles_run = self.engine.now.max(1);
+        // Injection channels: every CPU's, and every module's vault port.
+        let inj_nodes: Vec<usize> = if self.tpr == 1 {
+            (0..self.modules).collect()
+        } else {
+            (0..self.modules).map(|m| m * self.tpr).chain(self.cpu_nodes.iter().map(|&c| c as usize)).collect()
+        };
+        let util = |nodes: &mut dyn Iterator<Item = usize>| {
+            let (sum, k) = nodes.fold((0.0, 0usize), |(s, k), x| (s + self.inj_flits[x] as f64 / cycles_run as f64, k + 1));
+            sum / k.max(1) as f64
+        };
+        let inj_util = util(&mut inj_nodes.iter().copied());
+        let cpu_util = util(&mut self.cpu_nodes.iter().map(|&c| c as usize));
         MemSysResult {
             runtime_cycles: runtime,
             runtime_ns: runtime as f64 * self.cfg.module.tck_ns,
@@ -894,6 +1358,15 @@ impl MemSystem {
             modules: self.modules,
             cpus: self.cores.len(),
             uarch: self.enc.name().into(),
+            injection: self.policy.name().into(),
+            real_packets: self.real_packets,
+            dummy_packets: self.dummy_packets,
+            extra_packets_per_request: (self.real_packets + self.dummy_packets) as f64 / requests.max(1) as f64 - 2.0,
+            dummies_per_real_packet: self.dummy_packets as f64 / self.real_packets.max(1) as f64,
+            avg_packet_latency_ns: self.pkt_lat_sum as f64 / self.pkt_lat_n.max(1) as f64 * self.cfg.module.tck_ns,
+            injection_utilisation: inj_util,
+            cpu_injection_utilisation: cpu_util,
+            network_utilisation: self.net_flits as f64 / (self.router_links.max(1) * cycles_run) as f64,
             wall_seconds: wall,
             cycles_per_second: self.engine.now as f64 / wall.max(1e-9),
         }
@@ -993,7 +1466,7 @@ mod tests {
         let base = MemSystem::new(&c).unwrap().run().unwrap();
         let mut s = MemSystem::new(&c).unwrap();
         let nodes = s.engine.topo.nodes;
-        s.policy = Box::new(Chatty { inner: injection::build("direct", nodes).unwrap(), owe: vec![false; nodes], nodes: nodes as u32 });
+        s.policy = Box::new(Chatty { inner: Box::new(injection::minimal::Minimal::new(nodes)), owe: vec![false; nodes], nodes: nodes as u32 });
         let r = s.run().unwrap();
         // One dummy per real packet (requests and responses), every request still answered.
         assert_eq!(r.dummies, 2 * (r.reads + r.writes));
