@@ -105,6 +105,30 @@ fn ghost_minimal_destinations_are_a_concatenation_of_permutations() {
 }
 
 #[test]
+fn finishing_rounds_makes_every_burst_whole_permutations() {
+    // One message at a time: without finish_rounds a burst ends with the real packet.
+    for (alg, round) in [("ghost_minimal", 16), ("adaptive_ghost", 16 + 3), ("ghost_nonminimal", 256)] {
+        let mut c = small(alg, 40);
+        c.cpu.mshrs = 1;
+        c.workload.insts_per_miss = 3000.0;
+        c.secure.hot_modules = vec![5];
+        c.secure.finish_rounds = true;
+        let (r, log, cpus, _) = run_logged(&c);
+        assert_eq!(r.responses, requests(&r), "{alg}");
+        for &cpu in &cpus {
+            let seq: Vec<&WireRecord> = log.iter().filter(|w| w.src == cpu).collect();
+            assert_eq!(seq.len() % round, 0, "{alg}: {} packets", seq.len());
+            // A gap (the CPU idle) only ever follows the last slot of a round.
+            for (k, w) in seq.windows(2).enumerate() {
+                if w[1].at - w[0].at > 200 {
+                    assert_eq!((k + 1) % round, 0, "{alg}: burst ends inside a round");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn ghost_nonminimal_pairs_are_a_concatenation_of_permutations_of_all_pairs() {
     let (_, log, cpus, modules) = run_logged(&small("ghost_nonminimal", 300));
     for &c in &cpus {

@@ -202,11 +202,16 @@ pub struct SecureConfig {
     /// real access standing out by its dwell when the vault is idle (timing is outside the
     /// paper's threat model).
     pub dwell_cycles: u32,
+    /// Ghost routings: a CPU that runs out of messages keeps sending dummies until its
+    /// current permutation is used up, so a burst never ends right after a real packet (the
+    /// paper stops at once; then the last packet of a burst is likely real, a leak through
+    /// timing).
+    pub finish_rounds: bool,
 }
 
 impl Default for SecureConfig {
     fn default() -> Self {
-        Self { batch: 1, packet_flits: 5, slot_cycles: 0, hot_modules: Vec::new(), hot_weight: 4, dwell_cycles: 0 }
+        Self { batch: 1, packet_flits: 5, slot_cycles: 0, hot_modules: Vec::new(), hot_weight: 4, dwell_cycles: 0, finish_rounds: false }
     }
 }
 

@@ -822,7 +822,7 @@ impl MemSystem {
 
     /// The response `rid` to request `req` (served at `node`) joins the carrier `c` waiting
     /// for it; the carrier leaves once nothing else is due there.
-    fn response_ready(&mut self, _now: u64, c: u32, req: u32, rid: u32, node: u32) {
+    fn response_ready(&mut self, now: u64, c: u32, req: u32, rid: u32, node: u32) {
         let at = self.msgs[c as usize].dst;
         let car = self.msgs[c as usize].carrier.as_mut().expect("bound to a carrier");
         for x in car.msgs.iter_mut() {
@@ -834,7 +834,7 @@ impl MemSystem {
         e.1 -= 1;
         if e.1 == 0 && car.parked && at == node {
             car.parked = false;
-            self.depart(c, node, _now);
+            self.depart(c, node, now);
         }
     }
 

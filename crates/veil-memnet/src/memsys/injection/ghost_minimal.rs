@@ -15,7 +15,7 @@
 //! Cost (Table II): (1 + D) packets per real packet, (1 + D) x h_avg hops, with D the
 //! dummies per real packet (docs/memnet.md derives D for uniform traffic).
 
-use super::{Batching, DestQueues, InjectionPolicy, Injected, Net, Packet, PermStream, Queued};
+use super::{Batching, DestQueues, InjectionPolicy, Injected, Net, Packet, PermStream, Queued, Rounds};
 
 /// Ghost injection over any slot list: a permutation of the modules (ghost_minimal) or of a
 /// public multiset of them (adaptive_ghost).
@@ -25,6 +25,7 @@ pub struct Ghost {
     perm: Vec<PermStream<u32>>,
     batching: Batching,
     pending: usize,
+    rounds: Rounds,
 }
 
 impl Ghost {
@@ -35,6 +36,7 @@ impl Ghost {
             perm: (0..net.nodes).map(|n| PermStream::new(slots.clone(), net.rng(name, n))).collect(),
             batching: Batching::from(&net.secure),
             pending: 0,
+            rounds: Rounds { on: net.secure.finish_rounds, ..Default::default() },
         }
     }
 }
@@ -48,10 +50,7 @@ impl InjectionPolicy for Ghost {
         self.pending += 1;
     }
     fn pop(&mut self, n: usize, _now: u64) -> Option<Injected> {
-        if self.q[n].count == 0 {
-            return None;
-        }
-        let d = self.perm[n].next_item();
+        let d = self.rounds.draw(self.q[n].count, &mut self.perm[n])?;
         let mut msgs = Vec::new();
         self.q[n].take(d, self.batching, &mut msgs, &mut (0, 0));
         self.pending -= msgs.len();
@@ -59,6 +58,9 @@ impl InjectionPolicy for Ghost {
     }
     fn pending(&self) -> usize {
         self.pending
+    }
+    fn busy(&self) -> bool {
+        self.pending > 0 || self.rounds.busy()
     }
 }
 

@@ -18,13 +18,14 @@
 //! Cost (Table II): (1 + D') packets per real packet with D' about half ghost_minimal's D,
 //! 2 x h_avg hops each way (Valiant).
 
-use super::{Batching, DestQueues, InjectionPolicy, Injected, Net, Packet, PermStream, Queued};
+use super::{Batching, DestQueues, InjectionPolicy, Injected, Net, Packet, PermStream, Queued, Rounds};
 
 pub struct GhostNonminimal {
     q: Vec<DestQueues>,
     perm: Vec<PermStream<(u32, u32)>>,
     batching: Batching,
     pending: usize,
+    rounds: Rounds,
 }
 
 impl GhostNonminimal {
@@ -36,6 +37,7 @@ impl GhostNonminimal {
             perm: (0..net.nodes).map(|n| PermStream::new(pairs.clone(), net.rng("ghost_nonminimal", n))).collect(),
             batching: Batching::from(&net.secure),
             pending: 0,
+            rounds: Rounds { on: net.secure.finish_rounds, ..Default::default() },
         }
     }
 }
@@ -49,10 +51,7 @@ impl InjectionPolicy for GhostNonminimal {
         self.pending += 1;
     }
     fn pop(&mut self, n: usize, _now: u64) -> Option<Injected> {
-        if self.q[n].count == 0 {
-            return None;
-        }
-        let (i, f) = self.perm[n].next_item();
+        let (i, f) = self.rounds.draw(self.q[n].count, &mut self.perm[n])?;
         let mut msgs = Vec::new();
         let mut used = (0, 0);
         self.q[n].take(f, self.batching, &mut msgs, &mut used);
@@ -65,5 +64,8 @@ impl InjectionPolicy for GhostNonminimal {
     }
     fn pending(&self) -> usize {
         self.pending
+    }
+    fn busy(&self) -> bool {
+        self.pending > 0 || self.rounds.busy()
     }
 }

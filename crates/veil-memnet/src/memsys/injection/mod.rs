@@ -50,10 +50,10 @@ pub const INJECTION_PARAMS: &[(&str, &[&str])] = &[
     ("minimal_dummy", &["batch", "packet_flits", "dwell_cycles"]),
     ("sequential", &["batch", "packet_flits", "dwell_cycles"]),
     ("broadcast", &["batch", "packet_flits", "dwell_cycles"]),
-    ("ghost_minimal", &["batch", "packet_flits", "dwell_cycles"]),
-    ("ghost_nonminimal", &["batch", "packet_flits", "dwell_cycles"]),
+    ("ghost_minimal", &["batch", "packet_flits", "dwell_cycles", "finish_rounds"]),
+    ("ghost_nonminimal", &["batch", "packet_flits", "dwell_cycles", "finish_rounds"]),
     ("constant_rate", &["batch", "packet_flits", "slot_cycles"]),
-    ("adaptive_ghost", &["batch", "packet_flits", "hot_modules", "hot_weight", "dwell_cycles"]),
+    ("adaptive_ghost", &["batch", "packet_flits", "hot_modules", "hot_weight", "dwell_cycles", "finish_rounds"]),
 ];
 
 /// What a node injects next.
@@ -192,6 +192,41 @@ impl<T: Copy> PermStream<T> {
     }
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+    /// Between two permutations (none started, or the last one used up).
+    pub fn at_boundary(&self) -> bool {
+        self.pos == self.items.len()
+    }
+}
+
+/// `secure.finish_rounds`: a node that runs out of messages keeps sending dummies until its
+/// current permutation is used up, so its bursts are whole permutations (the last one too,
+/// after the program ends). Tracks how many nodes are in the middle of one.
+#[derive(Default)]
+pub struct Rounds {
+    pub on: bool,
+    pub open: usize,
+}
+
+impl Rounds {
+    /// Whether node `n` (with `queued` messages) sends now, and the bookkeeping around the
+    /// draw `next` makes from `perm`.
+    pub fn draw<T: Copy>(&mut self, queued: usize, perm: &mut PermStream<T>) -> Option<T> {
+        let mid = !perm.at_boundary();
+        if queued == 0 && !(self.on && mid) {
+            return None;
+        }
+        let x = perm.next_item();
+        match (mid, !perm.at_boundary()) {
+            (false, true) => self.open += 1,
+            (true, false) => self.open -= 1,
+            _ => {}
+        }
+        Some(x)
+    }
+    /// Nodes that must keep sending although nothing is queued.
+    pub fn busy(&self) -> bool {
+        self.on && self.open > 0
     }
 }
 
