@@ -137,7 +137,7 @@ def test_cli_prints_both_families(veil_cli, tmp_path):
     import json
 
     res = json.loads((tmp_path / "out.json").read_text())
-    assert res["algorithm"] == "direct" and 0 <= res["spatial_accuracy"] <= 1
+    assert res["algorithm"] == "minimal" and 0 <= res["spatial_accuracy"] <= 1
 
 
 def test_quick_settings_are_the_shipped_config():

@@ -60,7 +60,7 @@ class LeakConfig(ExperimentConfig):
 
     base: InputFile = Field("", description="a memnet.memsys config file the runs start from (\"\" = its defaults)")
     memsys: dict[str, Any] = Field({}, description="memnet.memsys fields set over the base (e.g. requests_per_cpu)")
-    algorithm: ComponentName("memnet.injection") = Field("direct", description="routing algorithm (injection policy)")
+    algorithm: ComponentName("memnet.injection") = Field("minimal", description="routing algorithm (injection policy)")
     a: Pattern = Field(Pattern(label="uniform", workload="uniform"), description="secret pattern A")
     b: Pattern = Field(Pattern(label="hotspot", workload="hotspot", hot_modules=[0, 1, 2, 3], hotspot_fraction=0.5),
                        description="secret pattern B")
