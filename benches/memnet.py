@@ -147,3 +147,31 @@ def bench_memsys(ctx):
     secs = time.process_time() - t0
     ctx.report("memnet/memsys_uniform_1m_seconds", secs, unit="s", target="< 60")
     ctx.report("memnet/memsys_uniform_cycles_per_s", r["runtime_cycles"] / secs, unit="cycles/s")
+
+
+# The adversary's record (veil memnet leak): the same uniform run with observation off and on
+# (every channel traversal and injection recorded, handed to numpy). Off must cost nothing
+# measurable against a build without the hooks (docs/memnet.md gives that comparison); on
+# costs the recording and the copy.
+OBSERVE_REQUESTS_PER_CPU = 12_500
+
+
+@register_benchmark("memnet", name="memnet_observe",
+                    doc="memnet adversary record: uniform 200k requests with observation off vs on")
+def bench_observe(ctx):
+    from veil.memnet import memsys
+    from veil.memnet.leak import observe
+
+    cfg = memsys.default_config()
+    cfg["workload"]["requests_per_cpu"] = OBSERVE_REQUESTS_PER_CPU
+    cfg["encryption"]["uarch"] = "source_otp"
+    t0 = time.process_time()
+    memsys.simulate(cfg)
+    off = time.process_time() - t0
+    t0 = time.process_time()
+    o = observe(cfg)
+    on = time.process_time() - t0
+    events = len(o.ch_id) + len(o.inj_cycle)
+    ctx.report("memnet/observe_off_seconds", off, unit="s")
+    ctx.report("memnet/observe_on_seconds", on, unit="s", baseline=off, ratio=off / on, target="ratio >= 0.8")
+    ctx.report("memnet/observe_events_per_s", events / on, unit="events/s")

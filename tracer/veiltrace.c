@@ -20,7 +20,13 @@
    - Threads run one at a time under Valgrind, so the model needs no locks; the current thread
      is switched in the start_client_code callback, not looked up per access.
    - Instruction fetches are modelled once per straight-line run of instructions in one line
-     (no side exit in between): the repeated fetches would be MRU hits that change nothing. */
+     (no side exit in between): the repeated fetches would be MRU hits that change nothing.
+   - Multi-threaded programs (--stream=l1): which thread Valgrind runs after a futex wake-up
+     depends on the host's timing, so the order in which threads reach a shared LLC here varies
+     from run to run. In this mode the tool models only the private L1s (each thread's own
+     instruction stream, hence its L1 misses, does not depend on that order) and streams each
+     L1 miss and dirty L1 victim with the line's bytes; Veil's Rust side replays the shared LLC
+     offline in a fixed interleaving by instruction count (docs/trace.md). */
 
 #include "config.h"          /* VERSION: the valgrind package this tool is built against */
 #include "pub_tool_basics.h"
@@ -37,6 +43,10 @@
 #include "pub_tool_xarray.h"
 #include "pub_tool_vki.h"
 #include "pub_tool_threadstate.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_vkiscnums.h"
+#include "pub_tool_hashtable.h"
+#include "libvex_guest_offsets.h"
 
 /* Moves a descriptor into Valgrind's own range, out of the client's reach (coregrind). */
 extern Int VG_(safe_fd)(Int oldfd);
@@ -45,7 +55,7 @@ extern UWord* VG_(client_auxv);
 #define AUXV_AT_NULL 0
 #define AUXV_AT_RANDOM 25
 
-#define TOOL_VERSION "veiltrace 1.0 (valgrind " VERSION ")"
+#define TOOL_VERSION "veiltrace 1.1 (valgrind " VERSION ")"
 #define BLOCK_RECORDS 16384
 #define MAX_LINE 64
 #define MAX_THREADS 1024
@@ -63,9 +73,12 @@ static Long clo_line = 64;
 static Bool clo_ifetch = True;
 static const HChar* clo_out = NULL;
 static Long clo_out_fd = -1;
+static Bool clo_l1_stream = False;   /* --stream=l1: L1 events for the offline LLC replay */
+static Bool clo_skip_sync = False;   /* leave synchronisation calls out (on with --stream=l1) */
 
 static Bool vt_process_cmd_line_option(const HChar* arg)
 {
+   const HChar* stream;
    if VG_BINT_CLO(arg, "--l1-size", clo_l1_size, 64, 1LL << 30) {}
    else if VG_BINT_CLO(arg, "--l1-assoc", clo_l1_assoc, 1, 1024) {}
    else if VG_BINT_CLO(arg, "--l1i-size", clo_l1i_size, 64, 1LL << 30) {}
@@ -76,6 +89,12 @@ static Bool vt_process_cmd_line_option(const HChar* arg)
    else if VG_BOOL_CLO(arg, "--ifetch", clo_ifetch) {}
    else if VG_STR_CLO(arg, "--out", clo_out) {}
    else if VG_BINT_CLO(arg, "--out-fd", clo_out_fd, 0, 1 << 20) {}
+   else if VG_BOOL_CLO(arg, "--skip-sync", clo_skip_sync) {}
+   else if VG_STR_CLO(arg, "--stream", stream) {
+      if (VG_(strcmp)(stream, "l1") == 0) clo_l1_stream = clo_skip_sync = True;
+      else if (VG_(strcmp)(stream, "llc") == 0) clo_l1_stream = False;
+      else VG_(fmsg_bad_option)(arg, "--stream is llc or l1\n");
+   }
    else return False;
    return True;
 }
@@ -89,7 +108,10 @@ static void vt_print_usage(void)
 "    --l1i-size=B --l1i-assoc=W     each thread's L1I [as L1D]\n"
 "    --llc-size=B --llc-assoc=W     the shared LLC [262144, 4]\n"
 "    --line-size=B           line size at every level, 8..64, power of two [64]\n"
-"    --ifetch=yes|no         model instruction fetches (they share the LLC) [yes]\n");
+"    --ifetch=yes|no         model instruction fetches (they share the LLC) [yes]\n"
+"    --stream=llc|l1         records: LLC fills/writebacks, or each thread's L1 misses and\n"
+"                            dirty victims for Veil's offline LLC replay [llc]\n"
+"    --skip-sync=yes|no      leave pthread synchronisation calls out [yes with --stream=l1]\n");
 }
 
 static void vt_print_debug_usage(void) {}
@@ -156,7 +178,13 @@ static __inline__ Bool cache_mark_dirty(Cache* c, UWord line)
 
 typedef struct {
    Cache l1d, l1i;
+   UInt* l1d_mask;         /* --stream=l1: per L1D entry, the granules this thread stored to */
+   UChar* l1d_own;         /* ... and the bytes it stored there (only those granules count) */
+   UChar victim[MAX_LINE];
    UInt  index;            /* thread number in the trace: creation order */
+   ULong start;            /* its creator's instructions (own + start) when it was created */
+   Addr  sync_ret;         /* inside a synchronisation call: where it returns to; else 0 */
+   ULong random_state;     /* this thread's getrandom() bytes (see on_post_syscall) */
    ULong insts, insts_at_record;
    UInt  hits_since;       /* L1 misses that hit the LLC since the last record */
    ULong loads, stores, l1d_misses, l1i_misses, llc_hits;
@@ -176,6 +204,11 @@ static Thread* new_thread(void)
    t->index = n_threads;
    cache_init(&t->l1d, clo_l1_size, clo_l1_assoc, "--l1-size");
    cache_init(&t->l1i, clo_l1i_size, clo_l1i_assoc, "--l1i-size");
+   if (clo_l1_stream) {
+      SizeT entries = (t->l1d.sets_mask + 1) * t->l1d.assoc;
+      t->l1d_mask = VG_(calloc)("veiltrace.mask", entries, sizeof(UInt));
+      t->l1d_own = VG_(calloc)("veiltrace.own", entries, clo_line);
+   }
    threads[n_threads++] = t;
    return t;
 }
@@ -242,7 +275,8 @@ static void forget_readable_prot(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
    readable_page = 1;
 }
 
-static void emit(Thread* t, UChar kind, UWord line)
+/* A record whose bytes are `data` (line_size of them), or the line in memory now if NULL. */
+static void emit_bytes(Thread* t, UChar kind, UWord line, const UChar* data)
 {
    UInt n = blk_n;
    Addr addr = line << line_bits;
@@ -256,7 +290,9 @@ static void emit(Thread* t, UChar kind, UWord line)
    if (t->index + 1 > max_thread_plus1) max_thread_plus1 = t->index + 1;
    UChar* d = col_data + (SizeT)n * clo_line;
    Addr page = addr & ~(Addr)4095;
-   if (page == readable_page || VG_(am_is_valid_for_client)(addr, clo_line, VKI_PROT_READ)) {
+   if (data) {
+      VG_(memcpy)(d, data, clo_line);
+   } else if (page == readable_page || VG_(am_is_valid_for_client)(addr, clo_line, VKI_PROT_READ)) {
       readable_page = page;
       VG_(memcpy)(d, (void*)addr, clo_line);
    } else {
@@ -265,6 +301,11 @@ static void emit(Thread* t, UChar kind, UWord line)
    }
    n_records++;
    if (++blk_n == BLOCK_RECORDS) flush_block();
+}
+
+static void emit(Thread* t, UChar kind, UWord line)
+{
+   emit_bytes(t, kind, line, NULL);
 }
 
 /* ---------------------------------------------------------------- the model */
@@ -287,6 +328,129 @@ static __inline__ void llc_ref(Thread* t, UWord line, UChar kind)
    }
 }
 
+/* --stream=l1: an L1 event. `kind` is that of the LLC request (load, store, or a dirty victim
+   as a writeback); the llc_hits column carries 1 for an instruction-fetch miss (the replay counts
+   those fills apart), 0 for a data miss, and for a victim its stored-granule mask. */
+static void emit_l1(Thread* t, UChar kind, UWord line, UInt aux)
+{
+   t->hits_since = aux;
+   emit(t, kind, line);
+}
+
+/* --stream=l1: the L1D with, beside each line, the granules (line/32 bytes each) this thread
+   stored to while holding it and the values it stored, copied right after each store (no other
+   thread runs in between). A victim carries those, so the replay applies only this thread's own
+   stores to its copy of memory: what other threads stored to the line meanwhile, which the
+   line in memory would show depending on the host's order, is theirs to write back. */
+static UInt granule_bits;
+
+static __inline__ void own_move(Thread* t, UWord base, UInt to, UInt from)
+{
+   VG_(memcpy)(t->l1d_own + (base + to) * clo_line, t->l1d_own + (base + from) * clo_line, clo_line);
+}
+
+static __inline__ Bool l1d_ref_masked(Thread* t, UWord line, UWord dirty, UInt wmask, UWord* victim,
+                                      UInt* vmask)
+{
+   Cache* c = &t->l1d;
+   UWord base = (line & c->sets_mask) * c->assoc;
+   UWord* set = c->tags + base;
+   UInt* ms = t->l1d_mask + base;
+   UWord key = line << 1;
+   UInt a = c->assoc;
+   for (UInt i = 0; i < a; i++) {
+      if ((set[i] | 1) == (key | 1)) {
+         UWord tg = set[i] | dirty;
+         UInt m = ms[i] | wmask;
+         if (i > 0) VG_(memcpy)(t->victim, t->l1d_own + (base + i) * clo_line, clo_line);
+         for (UInt j = i; j > 0; j--) { set[j] = set[j - 1]; ms[j] = ms[j - 1]; own_move(t, base, j, j - 1); }
+         if (i > 0) VG_(memcpy)(t->l1d_own + base * clo_line, t->victim, clo_line);
+         set[0] = tg;
+         ms[0] = m;
+         return True;
+      }
+   }
+   UWord ev = set[a - 1];
+   *vmask = ms[a - 1];
+   if (ev != EMPTY && (ev & 1)) VG_(memcpy)(t->victim, t->l1d_own + (base + a - 1) * clo_line, clo_line);
+   for (UInt j = a - 1; j > 0; j--) { set[j] = set[j - 1]; ms[j] = ms[j - 1]; own_move(t, base, j, j - 1); }
+   VG_(memset)(t->l1d_own + base * clo_line, 0, clo_line);
+   set[0] = key | dirty;
+   ms[0] = wmask;
+   *victim = (ev != EMPTY && (ev & 1)) ? (ev >> 1) : NO_VICTIM;
+   return False;
+}
+
+/* Granules written by atomics or inside synchronisation calls, whoever wrote them: their value
+   at any moment depends on the host's order, including in the snapshot of a line's first touch.
+   The summary lists them ("volatile": [[address, mask], ...]) and the replay zeroes them in its
+   copy of memory. */
+typedef struct { struct _VgHashNode* next; UWord key; UInt mask; } VolatileLine;
+static VgHashTable* volatile_lines;
+
+static UInt granules(Addr lo, Addr from, Addr to)
+{
+   UInt g0 = (from - lo) >> granule_bits, g1 = (to - 1 - lo) >> granule_bits;
+   return (g1 >= 31 ? ~0u : ((1u << (g1 + 1)) - 1)) & ~((1u << g0) - 1);
+}
+
+static void mark_volatile(Addr a, UWord size)
+{
+   UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
+   for (; l <= e; l++) {
+      Addr lo = l << line_bits, hi = lo + clo_line;
+      Addr from = a > lo ? a : lo, to = a + size < hi ? a + size : hi;
+      VolatileLine* v = VG_(HT_lookup)(volatile_lines, l);
+      if (!v) {
+         v = VG_(malloc)("veiltrace.volatile", sizeof(VolatileLine));
+         v->key = l;
+         v->mask = 0;
+         VG_(HT_add_node)(volatile_lines, v);
+      }
+      v->mask |= granules(lo, from, to);
+   }
+}
+
+/* `write`: 0 a load, 1 a store, 2 an atomic read-modify-write. An atomic's result depends on
+   the other threads' atomics on the same bytes, hence on the host's order: it dirties the line
+   but does not count as the thread's own bytes (the replay's memory keeps what it had). */
+static void dref_l1(Thread* t, Addr a, UWord size, UWord write)
+{
+   UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
+   for (; l <= e; l++) {
+      UInt wmask = 0;
+      Addr lo = l << line_bits, hi = lo + clo_line;
+      Addr from = a > lo ? a : lo, to = a + size < hi ? a + size : hi;
+      if (write == 1) wmask = granules(lo, from, to);
+      UWord v;
+      UInt vmask = 0;
+      if (LIKELY(l1d_ref_masked(t, l, write != 0, wmask, &v, &vmask))) continue;
+      t->l1d_misses++;
+      if (v != NO_VICTIM) {
+         t->l1_writebacks++;
+         t->hits_since = vmask;
+         emit_bytes(t, K_WRITEBACK, v, t->victim);
+      }
+      emit_l1(t, write ? K_STORE_FILL : K_LOAD_FILL, l, 0);
+   }
+}
+
+/* Right after a store (the access helper ran before it, so a store fill carries the line as it
+   was): the stored bytes into the line's own-bytes copy; the line is its set's MRU entry. */
+static VG_REGPARM(2) void on_stored(Addr a, UWord size)
+{
+   Thread* t = cur;
+   if (UNLIKELY(t->sync_ret)) return;
+   UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
+   for (; l <= e; l++) {
+      UWord base = (l & t->l1d.sets_mask) * t->l1d.assoc;
+      if ((t->l1d.tags[base] | 1) != ((l << 1) | 1)) continue;
+      Addr lo = l << line_bits, hi = lo + clo_line;
+      Addr from = a > lo ? a : lo, to = a + size < hi ? a + size : hi;
+      VG_(memcpy)(t->l1d_own + base * clo_line + (from - lo), (void*)from, to - from);
+   }
+}
+
 static __inline__ void dref(Thread* t, UWord line, UWord write)
 {
    UWord v;
@@ -306,7 +470,9 @@ static __inline__ void dref(Thread* t, UWord line, UWord write)
 static VG_REGPARM(2) void on_load(Addr a, UWord size)
 {
    Thread* t = cur;
+   if (UNLIKELY(t->sync_ret)) return;
    t->loads++;
+   if (clo_l1_stream) { dref_l1(t, a, size, 0); return; }
    UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
    for (; l <= e; l++) dref(t, l, 0);
 }
@@ -314,50 +480,116 @@ static VG_REGPARM(2) void on_load(Addr a, UWord size)
 static VG_REGPARM(2) void on_store(Addr a, UWord size)
 {
    Thread* t = cur;
+   if (UNLIKELY(t->sync_ret)) {
+      if (clo_l1_stream) mark_volatile(a, size);
+      return;
+   }
    t->stores++;
+   if (clo_l1_stream) { dref_l1(t, a, size, 1); return; }
    UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
    for (; l <= e; l++) dref(t, l, 1);
 }
 
 static VG_REGPARM(2) void on_modify(Addr a, UWord size)
 {
+   Thread* t = cur;
+   if (clo_l1_stream) mark_volatile(a, size);
+   if (clo_l1_stream && LIKELY(t->sync_ret == 0)) {
+      t->loads++;
+      t->stores++;
+      dref_l1(t, a, size, 0);
+      dref_l1(t, a, size, 2);
+      return;
+   }
    on_load(a, size);
    on_store(a, size);
+}
+
+/* Inside a synchronisation call (below) until the instruction it returns to: a fetch group
+   starts there, since a return ends the superblock. */
+static __inline__ Bool in_sync(Thread* t, Addr a)
+{
+   if (LIKELY(t->sync_ret == 0)) return False;
+   if (a != t->sync_ret) return True;
+   t->sync_ret = 0;
+   return False;
 }
 
 static VG_REGPARM(3) void on_ifetch(Addr a, Addr last, UWord n)
 {
    Thread* t = cur;
+   if (in_sync(t, a)) return;
    t->insts += n;
    UWord l = a >> line_bits, e = last >> line_bits;
    for (; l <= e; l++) {
       UWord v;
       if (LIKELY(cache_ref(&t->l1i, l, 0, &v))) continue;
       t->l1i_misses++;
+      if (clo_l1_stream) {
+         emit_l1(t, K_LOAD_FILL, l, 1);
+         continue;
+      }
       t->ifetch_fills++;
       llc_ref(t, l, K_LOAD_FILL);
    }
 }
 
 /* Stands in for the CPU's time-stamp counter (glibc's loader stores one at startup): the
-   instructions retired by all threads, so runs repeat exactly. */
+   reading thread's own clock in instructions (its start plus what it retired), which does not
+   depend on how Valgrind interleaves threads, so runs repeat exactly. */
 static ULong virtual_tsc(void)
 {
-   ULong sum = 0;
-   for (UInt i = 0; i < n_threads; i++) sum += threads[i]->insts;
-   return sum;
+   return cur ? cur->start + cur->insts : 0;
 }
 
-static VG_REGPARM(1) void on_icount(UWord n)
+static VG_REGPARM(2) void on_icount(Addr a, UWord n)
 {
-   cur->insts += n;
+   if (!in_sync(cur, a)) cur->insts += n;
+}
+
+/* Calls whose path depends on which thread the host ran first (the last thread at a barrier
+   wakes the others, a join finds the thread finished or waits, a lock is free or contended;
+   thread creation takes locks the threads already running may hold):
+   their instructions and memory accesses are left out of every thread's trace, so that each
+   thread's own stream repeats run to run. Valgrind's scheduler, not the program, decides them. */
+static const HChar* const sync_calls[] = {
+   "pthread_create", "pthread_exit", "pthread_barrier_wait", "pthread_join", "pthread_clockjoin_np",
+   "pthread_timedjoin_np", "pthread_tryjoin_np", "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
+   "pthread_mutex_clocklock", "pthread_mutex_unlock", "pthread_cond_wait", "pthread_cond_timedwait",
+   "pthread_cond_clockwait", "pthread_cond_signal", "pthread_cond_broadcast",
+   "pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_rwlock_unlock", "pthread_spin_lock",
+   "pthread_spin_trylock", "pthread_spin_unlock", "pthread_once", "sem_wait", "sem_timedwait",
+   "sem_trywait", "sem_post", "sched_yield", NULL };
+
+static Bool is_sync_call(Addr a)
+{
+   const HChar* name;
+   if (!VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &name)) return False;
+   SizeT k = 0;
+   while (name[k] && name[k] != '@') k++;
+   for (Int i = 0; sync_calls[i]; i++)
+      if (VG_(strlen)(sync_calls[i]) == k && VG_(strncmp)(name, sync_calls[i], k) == 0) return True;
+   return False;
+}
+
+/* At a synchronisation call's first instruction: the return address is on top of the stack. */
+static VG_REGPARM(1) void on_sync_enter(Addr sp)
+{
+   Thread* t = cur;
+   if (t->sync_ret == 0 && clo_skip_sync) t->sync_ret = *(Addr*)sp;
 }
 
 /* ---------------------------------------------------------------- threads */
 
 static void on_thread_create(ThreadId parent, ThreadId child)
 {
-   tid_index[child] = new_thread()->index;
+   Thread* t = new_thread();
+   /* The creator's clock at the clone: deterministic, unlike the host time it happens at. */
+   if (parent != VG_INVALID_THREADID && n_threads > 1) {
+      Thread* p = threads[tid_index[parent]];
+      t->start = p->start + p->insts;
+   }
+   tid_index[child] = t->index;
 }
 
 static void on_start_client_code(ThreadId tid, ULong blocks)
@@ -380,6 +612,13 @@ static void add_access(IRSB* sb, Int how, IRExpr* addr, Int size, IRExpr* guard)
    if (how == 0) add_call(sb, "on_load", on_load, 2, args, guard);
    else if (how == 1) add_call(sb, "on_store", on_store, 2, args, guard);
    else add_call(sb, "on_modify", on_modify, 2, args, guard);
+}
+
+/* --stream=l1: after a store, copies the bytes it wrote (see dref_l1). */
+static void add_stored(IRSB* sb, IRExpr* addr, Int size, IRExpr* guard)
+{
+   if (clo_l1_stream)
+      add_call(sb, "on_stored", on_stored, 2, mkIRExprVec_2(addr, mkIRExpr_HWord(size)), guard);
 }
 
 static Int loadg_size(IRLoadGOp op)
@@ -422,6 +661,12 @@ static IRSB* vt_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
       case Ist_IMark: {
          Addr a = st->Ist.IMark.addr;
          Addr last = a + (st->Ist.IMark.len ? st->Ist.IMark.len : 1) - 1;
+         if (clo_skip_sync && is_sync_call(a)) {
+            CLOSE_GROUP();
+            IRTemp sp = newIRTemp(out->tyenv, Ity_I64);
+            addStmtToIRSB(out, IRStmt_WrTmp(sp, IRExpr_Get(OFFSET_amd64_RSP, Ity_I64)));
+            add_call(out, "on_sync_enter", on_sync_enter, 1, mkIRExprVec_1(IRExpr_RdTmp(sp)), NULL);
+         }
          if (clo_ifetch) {
             Bool one_line = (a >> line_bits) == (last >> line_bits);
             if (group && one_line && (a >> line_bits) == g_line && (g_first >> line_bits) == (g_last >> line_bits)) {
@@ -438,8 +683,8 @@ static IRSB* vt_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
                g_n = 1;
             }
          } else {
-            IRExpr** args = mkIRExprVec_1(mkIRExpr_HWord(1));
-            add_call(out, "on_icount", on_icount, 1, args, NULL);
+            IRExpr** args = mkIRExprVec_2(mkIRExpr_HWord(a), mkIRExpr_HWord(1));
+            add_call(out, "on_icount", on_icount, 2, args, NULL);
          }
          addStmtToIRSB(out, st);
          break;
@@ -453,14 +698,18 @@ static IRSB* vt_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
       }
       case Ist_Store: {
          IRExpr* d = st->Ist.Store.data;
-         add_access(out, 1, st->Ist.Store.addr, sizeofIRType(typeOfIRExpr(in->tyenv, d)), NULL);
+         Int size = sizeofIRType(typeOfIRExpr(in->tyenv, d));
+         add_access(out, 1, st->Ist.Store.addr, size, NULL);
          addStmtToIRSB(out, st);
+         add_stored(out, st->Ist.Store.addr, size, NULL);
          break;
       }
       case Ist_StoreG: {
          IRStoreG* sg = st->Ist.StoreG.details;
-         add_access(out, 1, sg->addr, sizeofIRType(typeOfIRExpr(in->tyenv, sg->data)), sg->guard);
+         Int size = sizeofIRType(typeOfIRExpr(in->tyenv, sg->data));
+         add_access(out, 1, sg->addr, size, sg->guard);
          addStmtToIRSB(out, st);
+         add_stored(out, sg->addr, size, sg->guard);
          break;
       }
       case Ist_LoadG: {
@@ -478,6 +727,7 @@ static IRSB* vt_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
             add_access(out, how, d->mAddr, d->mSize, NULL);
          }
          addStmtToIRSB(out, st);
+         if (d->mFx == Ifx_Write) add_stored(out, d->mAddr, d->mSize, NULL);
          break;
       }
       case Ist_CAS: {
@@ -495,6 +745,8 @@ static IRSB* vt_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
             add_access(out, 1, st->Ist.LLSC.addr,
                        sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.LLSC.storedata)), NULL);
          addStmtToIRSB(out, st);
+         if (st->Ist.LLSC.storedata != NULL)
+            add_stored(out, st->Ist.LLSC.addr, sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.LLSC.storedata)), NULL);
          break;
       }
       case Ist_Exit:
@@ -562,10 +814,10 @@ static void write_header(void)
    buf_fmt(&b, "],\"input_hash\":\"\",\"l1\":{\"size\":%lld,\"assoc\":%lld},"
                "\"llc\":{\"size\":%lld,\"assoc\":%lld},\"line_size\":%lld,",
            clo_l1_size, clo_l1_assoc, clo_llc_size, clo_llc_assoc, clo_line);
-   buf_fmt(&b, "\"tool_version\":\"%s\",\"threads\":0,\"extra\":{\"l1i\":{\"size\":%lld,\"assoc\":%lld},"
-               "\"ifetch\":%s,\"l1_policy\":\"private per thread, write-back, write-allocate, LRU\","
+   buf_fmt(&b, "\"tool_version\":\"%s\",\"threads\":0,\"extra\":{\"stream\":\"%s\",\"l1i\":{\"size\":%lld,\"assoc\":%lld},"
+               "\"ifetch\":%s,\"skip_sync\":%s,\"l1_policy\":\"private per thread, write-back, write-allocate, LRU\","
                "\"llc_policy\":\"shared, write-back, write-allocate, LRU; non-inclusive\"}}",
-           TOOL_VERSION, clo_l1i_size, clo_l1i_assoc, clo_ifetch ? "true" : "false");
+           TOOL_VERSION, clo_l1_stream ? "l1" : "llc", clo_l1i_size, clo_l1i_assoc, clo_ifetch ? "true" : "false", clo_skip_sync ? "true" : "false");
    put("VEILTRC\0", 8);
    put_u32(1);
    put_u32((UInt)b.n);
@@ -582,15 +834,24 @@ static void write_end(void)
            n_records, n_blocks, max_thread_plus1, TOOL_VERSION, unreadable_lines);
    for (UInt i = 0; i < n_threads; i++) {
       Thread* t = threads[i];
-      buf_fmt(&b, "%s{\"insts\":%llu,\"loads\":%llu,\"stores\":%llu,\"l1d_misses\":%llu,"
+      buf_fmt(&b, "%s{\"start\":%llu,\"insts\":%llu,\"loads\":%llu,\"stores\":%llu,\"l1d_misses\":%llu,"
                   "\"l1i_misses\":%llu,\"llc_hits\":%llu,",
-              i ? "," : "", t->insts, t->loads, t->stores, t->l1d_misses, t->l1i_misses, t->llc_hits);
+              i ? "," : "", t->start, t->insts, t->loads, t->stores, t->l1d_misses, t->l1i_misses, t->llc_hits);
       buf_fmt(&b, "\"load_fills\":%llu,\"store_fills\":%llu,\"ifetch_fills\":%llu,\"writebacks\":%llu,"
                   "\"l1_writebacks\":%llu,\"l1_writebacks_to_memory\":%llu}",
               t->load_fills, t->store_fills, t->ifetch_fills, t->writebacks, t->l1_writebacks,
               t->l1_to_memory);
    }
-   buf_add(&b, "]}}", 3);
+   buf_add(&b, "]", 1);
+   if (clo_l1_stream) {
+      buf_add(&b, ",\"volatile\":[", 13);
+      VG_(HT_ResetIter)(volatile_lines);
+      Bool first = True;
+      for (VolatileLine* v; (v = VG_(HT_Next)(volatile_lines)) != NULL; first = False)
+         buf_fmt(&b, "%s[%lu,%u]", first ? "" : ",", v->key << line_bits, v->mask);
+      buf_add(&b, "]", 1);
+   }
+   buf_add(&b, "}}", 2);
    ULong at = out_offset;
    put("END ", 4);
    put_u32((UInt)b.n);
@@ -612,11 +873,33 @@ static void fix_at_random(void)
          for (Int i = 0; i < 16; i++) ((UChar*)a[1])[i] = (UChar)(0x5a + 17 * i);
 }
 
+/* getrandom() feeds memory with bytes that differ every run (glibc's malloc keys freed chunks
+   with one, tcache_key): the tool overwrites what it returned with a fixed sequence per thread
+   (splitmix64 from the thread's number), like AT_RANDOM. */
+static void on_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs) {}
+
+static void on_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, SysRes res)
+{
+   if (sysno != __NR_getrandom || sr_isError(res) || sr_Res(res) == 0) return;
+   Thread* t = threads[tid_index[tid]];
+   UChar* p = (UChar*)args[0];
+   SizeT n = sr_Res(res);
+   if (!VG_(am_is_valid_for_client)((Addr)p, n, VKI_PROT_WRITE)) return;
+   for (SizeT i = 0; i < n; i += 8) {
+      ULong z = (t->random_state += 0x9E3779B97F4A7C15ULL + t->index);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      z ^= z >> 31;
+      for (SizeT k = 0; k < 8 && i + k < n; k++) p[i + k] = (UChar)(z >> (8 * k));
+   }
+}
+
 static void vt_post_clo_init(void)
 {
    if (clo_line & (clo_line - 1))
       VG_(fmsg_bad_option)("--line-size", "line size %lld is not a power of two\n", clo_line);
    for (line_bits = 0; (1LL << line_bits) < clo_line; line_bits++) {}
+   granule_bits = line_bits > 5 ? line_bits - 5 : 0;
    if (clo_l1i_size < 0) clo_l1i_size = clo_l1_size;
    if (clo_l1i_assoc < 0) clo_l1i_assoc = clo_l1_assoc;
    cache_init(&llc, clo_llc_size, clo_llc_assoc, "--llc-size");
@@ -633,6 +916,7 @@ static void vt_post_clo_init(void)
    out_fd = VG_(safe_fd)(fd);
    if (out_fd < 0) VG_(fmsg_bad_option)("--out-fd", "descriptor %lld is not usable\n", clo_out_fd);
    tid_index = VG_(calloc)("veiltrace.tids", VG_N_THREADS, sizeof(UInt));
+   volatile_lines = VG_(HT_construct)("veiltrace.volatile");
    /* Threads, the main one included, arrive through pre_thread_ll_create. */
    fix_at_random();
    write_header();
@@ -661,6 +945,7 @@ static void vt_pre_clo_init(void)
    VG_(needs_command_line_options)(vt_process_cmd_line_option, vt_print_usage, vt_print_debug_usage);
    VG_(track_pre_thread_ll_create)(on_thread_create);
    VG_(track_start_client_code)(on_start_client_code);
+   VG_(needs_syscall_wrapper)(on_pre_syscall, on_post_syscall);
    VG_(track_die_mem_munmap)(forget_readable);
    VG_(track_change_mem_mprotect)(forget_readable_prot);
 }

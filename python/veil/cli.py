@@ -208,7 +208,8 @@ def cmd_reproduce(args) -> int:
 
     out = check_output_dir(args.out, "--out")
     with _store(args) as store:
-        sections, metrics = reproduce(args.systems, out, store, quick=not args.full, jobs=args.jobs)
+        sections, metrics = reproduce(args.systems, out, store, quick=not args.full, jobs=args.jobs,
+                                      scheduler=args.scheduler)
     failed = [s.system for s in sections if s.error]
     print(f"wrote {out / 'index.html'} and {out / 'results.json'} ({len(metrics)} metrics)")
     if failed:
@@ -380,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--full", action="store_true", help="every point of the papers' figures")
     s.add_argument("--out", default="report", help="output folder (default report/)")
     s.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    s.add_argument("--scheduler", help="Dask scheduler address (e.g. tcp://HOST:8786): uncached points run there")
     s.set_defaults(handler=cmd_reproduce)
 
     s = sub.add_parser("bench", help="run registered benchmarks")

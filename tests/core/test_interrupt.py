@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 
 import pytest
 
@@ -22,11 +24,25 @@ LONG_RUNS = {
 }
 
 
-def interrupt(args: list[str], cwd, store, after: float) -> tuple[int, str, str, float]:
+def stored_results(store) -> int:
+    try:
+        with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)) as db:
+            return db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def interrupt(args: list[str], cwd, store, after: float, results: int = 0) -> tuple[int, str, str, float]:
+    """Starts `veil ARGS`, waits `after` seconds and, where `results` is given, until the store
+    holds that many results (a loaded machine may take much longer than `after`), then sends
+    SIGINT and returns (rc, stdout, stderr, seconds from SIGINT to exit)."""
     env = {**os.environ, "VEIL_STORE": str(store)}
     p = subprocess.Popen([sys.executable, "-m", "veil.cli", *args], cwd=cwd, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     time.sleep(after)  # long enough to be inside the work, not the imports
+    deadline = time.monotonic() + 180
+    while stored_results(store) < results and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert p.poll() is None, p.communicate()
     p.send_signal(signal.SIGINT)
     t0 = time.monotonic()
@@ -56,7 +72,8 @@ def test_ctrl_c_stops_a_long_run_with_exit_130(system, tmp_path, store_path, vei
 def test_ctrl_c_keeps_the_finished_points_of_a_sweep(jobs, tmp_path, store_path, veil_cli):
     write(tmp_path / "sweep.toml", 'experiment = "memnet.latency_load"\n[base]\nmode = "fixed"\nwarmup_cycles = 0\n'
                                    '[zip]\nmeasure_cycles = [1000, 2000, 1000000000]\n')
-    rc, _out, err, waited = interrupt(["sweep", "sweep.toml", "--jobs", jobs], tmp_path, store_path, after=5.0)
+    rc, _out, err, waited = interrupt(["sweep", "sweep.toml", "--jobs", jobs], tmp_path, store_path, after=2.0,
+                                      results=2)
     assert rc == 130, err
     assert waited < 5.0
     listed = veil_cli("results", "list")

@@ -1,6 +1,7 @@
 import json
-import multiprocessing as mp
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 
 import pytest
@@ -45,22 +46,25 @@ def test_unwritable_folder(tmp_path):
         ResultStore(blocker / "sub" / "s.sqlite")
 
 
-def _writer(path: str, start: int) -> None:
-    with ResultStore(path) as s:
-        for i in range(start, start + 50):
-            s.put(rec(i))
+# The writers are separate interpreters started from source text, not multiprocessing targets: a
+# spawned child must import its target by module name, and under --import-mode=importlib this
+# test module has no importable name when tests/core is collected on its own.
+_WRITER = """
+import sys
+from veil.core.store import Record, ResultStore
+path, start = sys.argv[1], int(sys.argv[2])
+with ResultStore(path) as s:
+    for i in range(start, start + 50):
+        s.put(Record("x.y", f"h{i:015d}", "0.1.0", i, {"n": i}, {"v": i * 1.5}, 0.01, "2026-01-01T00:00:00Z"))
+"""
 
 
 def test_parallel_writers_lose_nothing(tmp_path):
     path = str(tmp_path / "s.sqlite")
     ResultStore(path).close()
-    ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(path, k * 50)) for k in range(4)]
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, path, str(k * 50)]) for k in range(4)]
     for p in procs:
-        p.start()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+        assert p.wait(60) == 0
     with ResultStore(path) as s:
         assert sorted(r.seed for r in s.records()) == list(range(200))
 

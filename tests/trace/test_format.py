@@ -9,6 +9,10 @@ import pytest
 
 from veil import _native
 from veil.trace import TraceFormatError, TraceReader, TraceWriter, read_trace, record_dtype
+from veil.trace.format import FORMAT_VERSION, MIN_FORMAT_VERSION
+from veil.trace.runner import Geometry, cache_key
+
+CODECS = ("raw", "zstd", "lz4")
 
 
 def header(line=64, threads=2):
@@ -37,10 +41,23 @@ def write(path, recs, line=64, **kw):
     return w.finish({"note": "py"})
 
 
+def block_offsets(b):
+    at = 16 + struct.unpack("<I", b[12:16])[0]
+    out = []
+    while b[at:at + 4] == b"BLK ":
+        out.append(at)
+        at += 20 + struct.unpack("<I", b[at + 16:at + 20])[0]
+    return out
+
+
+@pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("line", [64, 16])
-def test_python_round_trip_and_chunks(tmp_path, line):
+def test_python_round_trip_and_chunks(tmp_path, line, codec):
     recs = records(5000, line)
-    write(tmp_path / "t.vtrace", recs, line, block_records=700)
+    write(tmp_path / "t.vtrace", recs, line, block_records=700, codec=codec)
+    codecs = {struct.unpack("<I", (tmp_path / "t.vtrace").read_bytes()[at + 4:at + 8])[0]
+              for at in block_offsets((tmp_path / "t.vtrace").read_bytes())}
+    assert codecs == {CODECS.index(codec)}
     h, got = read_trace(tmp_path / "t.vtrace")
     assert h == header(line)
     assert np.array_equal(got, recs)
@@ -50,12 +67,13 @@ def test_python_round_trip_and_chunks(tmp_path, line):
     assert sizes == [1234] * 4 + [5000 - 4 * 1234]
 
 
-def test_rust_reads_python_and_python_reads_rust(tmp_path):
-    """Python writes raw blocks, Rust packs them to zstd (as it does the tool's stream), Python
-    reads the result back: both sides follow the same documented layout."""
+@pytest.mark.parametrize("codec", CODECS)
+def test_rust_reads_python_and_python_reads_rust(tmp_path, codec):
+    """Python writes blocks, Rust packs them (as it does the tool's stream: LZ4 by default) and
+    recodes them to each codec, Python reads the results back: both sides follow the same layout."""
     recs = records(20000)
     raw = tmp_path / "raw.vtrace"
-    write(raw, recs, block_records=3000, level=None)
+    write(raw, recs, block_records=3000, codec=codec)
     stats = json.loads(_native.trace.stats(str(raw), [1]))
     fills = recs[recs["kind"] != 2]
     assert stats["fills"] == len(fills)
@@ -68,12 +86,21 @@ def test_rust_reads_python_and_python_reads_rust(tmp_path):
     h, got = read_trace(packed)
     assert h["workload"] == "renamed" and h["extra"] == {"k": 1} and h["args"] == ["a b", "\"q\""]
     assert np.array_equal(got, recs)
-    assert packed.stat().st_size < raw.stat().st_size / 3
+    assert packed.stat().st_size < len(recs) * recs.dtype.itemsize / 2
+    again = tmp_path / "again.vtrace"
+    assert json.loads(_native.trace.recode(str(packed), str(again), codec))["records"] == 20000
+    assert np.array_equal(read_trace(again)[1], recs)
+    for threads in (1, 2):
+        for mode in ("next_into", "next_ref", "for_each"):
+            assert _native.trace.read_speed(str(again), threads, mode)[0] == 20000
+    with pytest.raises(ValueError, match='codec "gzip" is not'):
+        _native.trace.recode(str(packed), str(again), "gzip")
 
 
-def test_truncation_reports_the_offset(tmp_path):
+@pytest.mark.parametrize("codec", CODECS)
+def test_truncation_reports_the_offset(tmp_path, codec):
     p = tmp_path / "t.vtrace"
-    write(p, records(3000), block_records=1000)
+    write(p, records(3000), block_records=1000, codec=codec)
     full = p.read_bytes()
     cut = tmp_path / "cut.vtrace"
     for n in (5, 16, 40, 300, len(full) // 2, len(full) - 1):
@@ -85,30 +112,69 @@ def test_truncation_reports_the_offset(tmp_path):
             _native.trace.stats(str(cut), [8])
 
 
-def test_corruption_and_version(tmp_path):
+@pytest.mark.parametrize("codec", ["zstd", "lz4"])
+@pytest.mark.parametrize("where", [40, "last"])
+def test_corruption_and_version(tmp_path, codec, where):
     p = tmp_path / "t.vtrace"
-    write(p, records(3000), block_records=1000)
+    write(p, records(3000), block_records=1000, codec=codec)
     b = bytearray(p.read_bytes())
-    hlen = struct.unpack("<I", b[12:16])[0]
-    first = 16 + hlen
-    second = first + 20 + struct.unpack("<I", b[first + 16:first + 20])[0]
-    b[second + 40] ^= 0xFF    # inside the second block's compressed payload
+    first, second, third = block_offsets(b)
+    b[second + 40 if where == 40 else third - 1] ^= 0xFF    # in the second block's payload, or its last byte
     (tmp_path / "bad.vtrace").write_bytes(b)
     with pytest.raises(TraceFormatError, match=f"corrupt at byte {second}:"):
         read_trace(tmp_path / "bad.vtrace")
     with pytest.raises(ValueError, match=f"corrupt at byte {second}:"):
         _native.trace.stats(str(tmp_path / "bad.vtrace"), [8])
+    assert (FORMAT_VERSION, MIN_FORMAT_VERSION) == (_native.trace.FORMAT_VERSION, _native.trace.MIN_FORMAT_VERSION)
     v = bytearray(p.read_bytes())
-    v[8:12] = struct.pack("<I", 9)
-    (tmp_path / "v9.vtrace").write_bytes(v)
-    for read in (read_trace, lambda q: _native.trace.header(str(q))):
-        with pytest.raises((TraceFormatError, ValueError), match="version 9 is not supported .*version 1"):
-            read(tmp_path / "v9.vtrace")
+    assert struct.unpack("<I", v[8:12])[0] == FORMAT_VERSION == 2
+    for bad in (9, 0):
+        v[8:12] = struct.pack("<I", bad)
+        (tmp_path / "vx.vtrace").write_bytes(v)
+        for read in (read_trace, lambda q: _native.trace.header(str(q))):
+            with pytest.raises((TraceFormatError, ValueError),
+                               match=f"version {bad} is not supported .*versions 1 to 2"):
+                read(tmp_path / "vx.vtrace")
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_version_1_files_are_read_without_lz4(tmp_path, codec):
+    p = tmp_path / "t.vtrace"
+    recs = records(2500)
+    write(p, recs, block_records=1000, codec=codec)
+    b = bytearray(p.read_bytes())
+    b[8:12] = struct.pack("<I", 1)
+    p.write_bytes(b)
+    if codec == "lz4":
+        at = block_offsets(b)[0]
+        with pytest.raises(TraceFormatError, match=f"corrupt at byte {at}: unknown block codec 2 in a version 1"):
+            read_trace(p)
+        with pytest.raises(ValueError, match=f"corrupt at byte {at}: unknown block codec 2 in a version 1"):
+            _native.trace.stats(str(p), [8])
+    else:
+        assert np.array_equal(read_trace(p)[1], recs)
+        assert json.loads(_native.trace.stats(str(p), [8]))["records"] == 2500
+
+
+def test_the_cache_key_names_format_and_codec(monkeypatch):
+    from veil.trace import runner
+    monkeypatch.setattr(runner, "tool_version", lambda quantum=None: f"veiltrace test quantum {quantum}")
+    key = cache_key("mcf", "small", 1, "00", Geometry())
+    assert key == cache_key("mcf", "small", 1, "00", Geometry())
+    monkeypatch.setattr(runner, "FORMAT_VERSION", 3)
+    assert cache_key("mcf", "small", 1, "00", Geometry()) != key
+    monkeypatch.setattr(runner, "FORMAT_VERSION", FORMAT_VERSION)
+    monkeypatch.setattr(runner, "PACK_CODEC", "zstd")
+    assert cache_key("mcf", "small", 1, "00", Geometry()) != key
+    monkeypatch.setattr(runner, "PACK_CODEC", "lz4")
+    assert cache_key("mcf", "small", 1, "00", Geometry(), 1000) != cache_key("mcf", "small", 1, "00", Geometry(), 50)
 
 
 def test_writer_refuses_bad_records(tmp_path):
     with pytest.raises(ValueError, match="line_size"):
         TraceWriter(tmp_path / "x.vtrace", header(line=128))
+    with pytest.raises(ValueError, match="codec 'lz5'"):
+        TraceWriter(tmp_path / "x.vtrace", header(), codec="lz5")
     r = records(4)
     r["addr"][2] += 8
     with TraceWriter(tmp_path / "y.vtrace", header()) as w, pytest.raises(ValueError, match="aligned"):

@@ -1,4 +1,9 @@
-//! Runs the timing model over a trace file (for profiling): `profile PATH [cipher|plain]`.
+//! Runs the timing model over a trace file, for profiling and timing by hand:
+//! `profile PATH|synth [cipher|plain] [max_records] [model|reference]` (`synth`: the stream
+//! `veil bench memcrypt` writes to its trace file; `reference`: model only, booking the engines
+//! as before the speed work). With `model` it only reads the records
+//! into memory and runs the model over them once (what callgrind should see); otherwise it
+//! times reading alone, the model alone and both together.
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -8,29 +13,54 @@ fn main() {
         Some(c) => cfg.cipher = c.into(),
         None => {}
     }
-    let run = veil_memcrypt::input::Run { config: cfg, trace: Some(a[1].clone()), synth: None, max_records: 0 };
-    let t = std::time::Instant::now();
-    let mut n = 0u64;
-    veil_memcrypt::input::for_each(&run, &|| false, |_| {
-        n += 1;
-        Ok(())
-    })
-    .unwrap();
-    println!("read only: {n} records in {:.3} s", t.elapsed().as_secs_f64());
+    let max_records = a.get(3).map_or(0, |s| s.parse().expect("max_records: a number"));
+    let reference = a.get(4).is_some_and(|s| s == "reference");
+    let model_only = reference || a.get(4).is_some_and(|s| s == "model");
+    let (trace, synth) = if a[1] == "synth" {
+        let s = veil_memcrypt::synth::SynthConfig {
+            records: if max_records == 0 { 2_000_000 } else { max_records },
+            footprint_lines: 1 << 16,
+            cache_lines: 4096,
+            run_lines: 8,
+            seed: 1,
+            ..Default::default()
+        };
+        (None, Some(s))
+    } else {
+        (Some(a[1].clone()), None)
+    };
+    let run = veil_memcrypt::input::Run { config: cfg, trace, synth, max_records };
     let mut recs = Vec::new();
+    let t = std::time::Instant::now();
     veil_memcrypt::input::for_each(&run, &|| false, |r| {
         recs.push(*r);
         Ok(())
     })
     .unwrap();
+    let read = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
-    let mut sim = veil_memcrypt::Sim::new(&run.config).unwrap();
-    for r in &recs {
-        sim.step(r);
+    let res = run_model(&run.config, &recs, reference);
+    let model = t.elapsed().as_secs_f64();
+    println!("{} records; read {:.2} M/s; model only {:.2} M/s (ipc {:.6})", recs.len(), recs.len() as f64 / read / 1e6,
+             recs.len() as f64 / model / 1e6, res.ipc);
+    if model_only {
+        return;
     }
-    let res = sim.finish();
-    println!("model only: {:.2} M/s (ipc {:.3})", recs.len() as f64 / t.elapsed().as_secs_f64() / 1e6, res.ipc);
     let t = std::time::Instant::now();
     let r = veil_memcrypt::input::simulate_run(&run, &|| false).unwrap();
-    println!("{} records in {:.3} s: {:.2} M/s", r.records, t.elapsed().as_secs_f64(), r.records as f64 / t.elapsed().as_secs_f64() / 1e6);
+    let s = t.elapsed().as_secs_f64();
+    println!("end to end {} records in {s:.3} s: {:.2} M/s", r.records, r.records as f64 / s / 1e6);
+}
+
+/// The model alone (callgrind: `--toggle-collect='*run_model*'` counts only this).
+#[inline(never)]
+fn run_model(cfg: &veil_memcrypt::Config, recs: &[veil_memcrypt::Record], reference: bool) -> veil_memcrypt::Results {
+    let mut sim = veil_memcrypt::Sim::new(cfg).unwrap();
+    if reference {
+        sim.use_reference_booking();
+    }
+    for r in recs {
+        sim.step(r);
+    }
+    sim.finish()
 }

@@ -48,6 +48,9 @@ pub struct Config {
     pub mshrs: usize,
     /// L2 hit latency, cycles (Table 2: 4 at 256 KB, 8 at 1 MB); a miss is known after it.
     pub l2_latency: f64,
+    /// A load miss whose line address a recent load miss's line held as a word waits for that
+    /// line to be usable (pointer chasing; see deps.rs).
+    pub pointer_dependences: bool,
     /// Cache line bytes (Table 2: 64); a trace with another line size is refused.
     pub line_bytes: u32,
     /// Core clocks per memory-bus clock (Table 2: 200 MHz bus at 1 GHz = 5; Fig. 9: 4 and 6).
@@ -64,6 +67,9 @@ pub struct Config {
     pub t_rcd: f64,
     /// Precharge, bus clocks (Table 2: 7).
     pub t_rp: f64,
+    /// A bank takes its next command once a read's burst is out of the array, while the read's
+    /// CAS latency runs (PC SDRAM); false: the bank is held until the burst starts.
+    pub dram_pipelined_cas: bool,
     /// AES latency, ns (Table 2: 65).
     pub aes_latency_ns: f64,
     /// AES pipeline stages (paper §4: each of 14 rounds pipelined into 4-7 stages).
@@ -80,6 +86,16 @@ pub struct Config {
     pub bitmap_cache_entries: usize,
     /// Bitmap cache ways.
     pub bitmap_cache_ways: usize,
+    /// Bitmap prefetcher (paper §3.2.2: "bitmaps can be prefetched using simple hardware
+    /// prefetch technique"): "none", "next_line" (tagged) or "stream" (see prefetch.rs).
+    pub bitmap_prefetch: String,
+    /// Bitmap lines a prefetch trigger fetches ahead.
+    pub bitmap_prefetch_degree: u32,
+    /// Streams the "stream" prefetcher tracks.
+    pub bitmap_prefetch_streams: usize,
+    /// A writeback updates its page's bitmap line only when the line's bitmap changed (the
+    /// bitmap it was fetched with is kept beside it in the L2); false: every writeback does.
+    pub bitmap_write_if_changed: bool,
     /// Beyond the paper: each line's bitmap travels with its MACs (pad-encrypted), so no bitmap
     /// line is fetched, but speculation cannot know the pairs before the line arrives.
     pub bitmap_inline: bool,
@@ -107,6 +123,7 @@ impl Default for Config {
             rob: 128,
             mshrs: 16,
             l2_latency: 4.0,
+            pointer_dependences: true,
             line_bytes: 64,
             cpu_mem_ratio: 5.0,
             bus_bytes: 8,
@@ -115,6 +132,7 @@ impl Default for Config {
             t_cas: 20.0,
             t_rcd: 7.0,
             t_rp: 7.0,
+            dram_pipelined_cas: true,
             aes_latency_ns: 65.0,
             aes_stages: 65,
             tdes_latency_ns: 96.0,
@@ -123,6 +141,10 @@ impl Default for Config {
             compare_cycles: 1.0,
             bitmap_cache_entries: 128,
             bitmap_cache_ways: 4,
+            bitmap_prefetch: "stream".into(),
+            bitmap_prefetch_degree: 1,
+            bitmap_prefetch_streams: 8,
+            bitmap_write_if_changed: true,
             bitmap_inline: false,
             seed: 1,
         }
@@ -207,6 +229,19 @@ impl Config {
             return Err(Error::config(format!(
                 "bitmap_cache_entries: must be a positive multiple of bitmap_cache_ways ({}), got {}",
                 self.bitmap_cache_ways, self.bitmap_cache_entries
+            )));
+        }
+        crate::prefetch::Prefetcher::new(&self.bitmap_prefetch, self.bitmap_prefetch_degree, self.bitmap_prefetch_streams)?;
+        if self.bitmap_prefetch_degree == 0 || self.bitmap_prefetch_degree > 64 {
+            return Err(Error::config(format!(
+                "bitmap_prefetch_degree: must be 1..64 bitmap lines, got {}",
+                self.bitmap_prefetch_degree
+            )));
+        }
+        if self.bitmap_prefetch_streams == 0 || self.bitmap_prefetch_streams > 1024 {
+            return Err(Error::config(format!(
+                "bitmap_prefetch_streams: must be 1..1024, got {}",
+                self.bitmap_prefetch_streams
             )));
         }
         Ok(scheme)

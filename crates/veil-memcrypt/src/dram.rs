@@ -30,6 +30,7 @@ pub struct Dram {
     t_rp: f64,
     beats: f64,
     lines_per_row: u64,
+    pipelined_cas: bool,
     pub stats: DramStats,
 }
 
@@ -37,7 +38,8 @@ const CLOSED: u64 = u64::MAX;
 
 impl Dram {
     /// `clk` = core cycles per bus clock; timings in bus clocks.
-    pub fn new(banks: u32, row_bytes: u64, bus_bytes: u32, clk: f64, t_cas: f64, t_rcd: f64, t_rp: f64) -> Self {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(banks: u32, row_bytes: u64, bus_bytes: u32, clk: f64, t_cas: f64, t_rcd: f64, t_rp: f64, pipelined_cas: bool) -> Self {
         Dram {
             banks: vec![Bank { open_row: CLOSED, ready: 0.0 }; banks as usize],
             bus_free: 0.0,
@@ -47,6 +49,7 @@ impl Dram {
             t_rp,
             beats: (64 / bus_bytes) as f64,
             lines_per_row: row_bytes / 64,
+            pipelined_cas,
             stats: DramStats::default(),
         }
     }
@@ -74,8 +77,16 @@ impl Dram {
         let data = (start + lat * self.clk).max(self.bus_free);
         let done = data + self.beats * self.clk;
         self.bus_free = done;
-        // The bank takes its next command once this burst has started.
-        b.ready = data;
+        b.ready = if self.pipelined_cas {
+            // The column read issues CAS before its data (later when the bus is busy); the bank
+            // takes its next command (a read to the open row, or a precharge) once the burst has
+            // been read out of the array, while this read's CAS latency runs: PC SDRAM allows
+            // READ to READ and READ to PRECHARGE after the burst length, not after CL.
+            data - self.t_cas * self.clk + self.beats * self.clk
+        } else {
+            // The bank is held until the burst starts.
+            data
+        };
         done
     }
 

@@ -70,22 +70,24 @@ impl Fvt {
         self.vals.iter().position(|&x| x == v)
     }
 
-    /// Filter first, then a branch-free pass over the table (the compiler vectorises it); this
-    /// runs for every fetched word.
+    /// Filter first, then a search that stops at the match (baseline x86-64 has no 64-bit
+    /// vector compare, so a branch-free pass over the whole table costs more); this runs for
+    /// every fetched word.
     #[inline]
     pub fn contains(&self, v: u64) -> bool {
-        self.filter & sig(v) != 0 && self.vals.iter().fold(false, |acc, &x| acc | (x == v))
+        self.filter & sig(v) != 0 && self.vals.contains(&v)
     }
 
     /// Trains the table with one observed 64-bit value.
     #[inline]
     pub fn observe(&mut self, v: u64) {
         self.clock += 1;
-        if self.contains(v) {
+        // One scan: the filter, then the position (not a membership pass and then a search).
+        if self.filter & sig(v) != 0 {
             if let Some(i) = self.find(v) {
                 self.stamp[i] = self.clock;
+                return;
             }
-            return;
         }
         let s = if self.shift == 64 {
             0

@@ -7,6 +7,7 @@
 //! | OCB-like direct mode (AES-128/256, TDES chunks), counter mode | [`mode`] |
 //! | frequent value table (candidate filter + LRU table) | [`fvt`] |
 //! | chunk re-ordering with the 8-bit bitmap | [`layout`] |
+//! | bitmap cache, bitmap prefetchers | [`bitmap`], [`prefetch`] |
 //! | functional encrypted memory and speculation engine | [`secure`] |
 //! | SDRAM, crypto engine pool | [`dram`], [`engines`] |
 //! | interval-model timing over an L2 miss trace | [`sim`] |
@@ -17,7 +18,9 @@
 // index several arrays by the same position, clearer than zipped iterators.
 #![allow(clippy::manual_is_multiple_of, clippy::needless_range_loop)]
 
+pub mod bitmap;
 pub mod config;
+pub mod deps;
 pub mod dram;
 pub mod engines;
 pub mod error;
@@ -25,6 +28,7 @@ pub mod fvt;
 pub mod input;
 pub mod layout;
 pub mod mode;
+pub mod prefetch;
 pub mod record;
 pub mod secure;
 pub mod sim;

@@ -11,8 +11,10 @@
 //! every write), so it reveals nothing about the value; verifying it needs the decrypted
 //! chunk, which is why demand authentication follows decryption. Under a 128-bit cipher with re-ordering, the 8-bit bitmap of
 //! every line lives in *bitmap lines*: the 64 bitmaps of a 4 KB page form one 64-byte line,
-//! stored encrypted and MACed like data (at a reserved line index), and bumped to a new nonce
-//! each time one of its bitmaps changes.
+//! stored encrypted like data (at a reserved line index) but MACed over its ciphertext
+//! (encrypt-then-MAC: nothing speculates on bitmaps, so nothing needs plaintext MACs, and the
+//! processor can authenticate a fetched bitmap line while decrypting it), and bumped to a new
+//! nonce each time one of its bitmaps changes.
 //!
 //! A fetch runs the speculation engine first, as the processor would while the line is in
 //! flight: for every chunk it encrypts each candidate from the frequent value table (single
@@ -150,7 +152,10 @@ impl SecureMemory {
         self.scheme
     }
 
-    fn seal(&self, line: u64, nonce: u64, pt: &[u8; 64]) -> Stored {
+    /// Encrypts a line and MACs its plaintext (data lines) or, for bitmap lines (`etm`), its
+    /// ciphertext: bitmap lines are never speculated, so encrypt-then-MAC lets the processor
+    /// authenticate a fetched bitmap line while it decrypts it.
+    fn seal_with(&self, line: u64, nonce: u64, pt: &[u8; 64], etm: bool) -> Stored {
         let ct = match (&self.direct, &self.counter) {
             (Some(d), _) => d.encrypt_line(line, nonce, pt),
             (_, Some(c)) => xor64(pt, &c.pad(line, nonce)),
@@ -158,12 +163,17 @@ impl SecureMemory {
         };
         let mut tags = [[0u8; 8]; 8];
         let cb = self.scheme.chunk_bytes();
-        let t = self.mac.line_macs(line, nonce, pt, cb).expect("64-byte line, 8/16-byte chunks");
+        let t = self.mac.line_macs(line, nonce, if etm { &ct } else { pt }, cb).expect("64-byte line, 8/16-byte chunks");
         tags[..t.len()].copy_from_slice(&t);
         Stored { ct, tags, nonce }
     }
 
-    fn open(&self, line: u64, s: &Stored, what: &str) -> Result<[u8; 64]> {
+    fn seal(&self, line: u64, nonce: u64, pt: &[u8; 64]) -> Stored {
+        self.seal_with(line, nonce, pt, false)
+    }
+
+    /// Authenticates and decrypts a line sealed by [`Self::seal_with`].
+    fn open_with(&self, line: u64, s: &Stored, what: &str, etm: bool) -> Result<[u8; 64]> {
         let n = self.scheme.chunks();
         let pt = match (&self.direct, &self.counter) {
             (Some(d), _) => d.decrypt_line(line, s.nonce, &s.ct),
@@ -171,16 +181,20 @@ impl SecureMemory {
             _ => unreachable!("a memory has one mode"),
         };
         self.mac
-            .verify_line(line, s.nonce, &pt, self.scheme.chunk_bytes(), &s.tags[..n])
+            .verify_line(line, s.nonce, if etm { &s.ct } else { &pt }, self.scheme.chunk_bytes(), &s.tags[..n])
             .map_err(|e| Error::Integrity(format!("{what}: {e}")))?;
         Ok(pt)
+    }
+
+    fn open(&self, line: u64, s: &Stored, what: &str) -> Result<[u8; 64]> {
+        self.open_with(line, s, what, false)
     }
 
     fn bitmap_of(&self, line: u64) -> Result<u8> {
         let page = line / LINES_PER_BITMAP;
         match self.bitmaps.get(&page) {
             None => Ok(0),
-            Some(s) => Ok(self.open(BITMAP_REGION + page, s, &format!("bitmap of page {page}"))?
+            Some(s) => Ok(self.open_with(BITMAP_REGION + page, s, &format!("bitmap of page {page}"), true)?
                 [(line % LINES_PER_BITMAP) as usize]),
         }
     }
@@ -189,10 +203,10 @@ impl SecureMemory {
         let page = line / LINES_PER_BITMAP;
         let (mut pt, nonce) = match self.bitmaps.get(&page) {
             None => ([0u8; 64], 0),
-            Some(s) => (self.open(BITMAP_REGION + page, s, &format!("bitmap of page {page}"))?, s.nonce + 1),
+            Some(s) => (self.open_with(BITMAP_REGION + page, s, &format!("bitmap of page {page}"), true)?, s.nonce + 1),
         };
         pt[(line % LINES_PER_BITMAP) as usize] = bm;
-        let s = self.seal(BITMAP_REGION + page, nonce, &pt);
+        let s = self.seal_with(BITMAP_REGION + page, nonce, &pt, true);
         self.bitmaps.insert(page, s);
         Ok(())
     }

@@ -28,15 +28,21 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
+use crate::bitmap::{BitmapCache, Lookup};
 use crate::config::Config;
+use crate::deps::PointerDeps;
 use crate::dram::Dram;
 use crate::engines::Engines;
 use crate::error::{Error, Result};
 use crate::fvt::Fvt;
 use crate::layout;
 use crate::mode::CipherKind;
+use crate::prefetch::Prefetcher;
 use crate::record::{Kind, Record};
 use crate::secure::{Mode, Scheme, BITMAP_REGION, LINES_PER_BITMAP};
+
+/// Data line indices stay below the bitmap region.
+const LINE_LIMIT: u64 = BITMAP_REGION;
 
 /// Multiply-shift hasher for line indices (the std SipHash costs more than the rest of a step).
 #[derive(Default)]
@@ -58,47 +64,6 @@ impl Hasher for LineHasher {
 
 type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
 
-/// Set-associative LRU cache of bitmap lines (one per page).
-struct BitmapCache {
-    ways: usize,
-    tags: Vec<u64>,
-    stamp: Vec<u64>,
-    dirty: Vec<bool>,
-    sets: u64,
-    clock: u64,
-}
-
-impl BitmapCache {
-    fn new(entries: usize, ways: usize) -> Self {
-        BitmapCache {
-            ways,
-            tags: vec![u64::MAX; entries],
-            stamp: vec![0; entries],
-            dirty: vec![false; entries],
-            sets: (entries / ways) as u64,
-            clock: 0,
-        }
-    }
-
-    /// Looks `page` up (allocating on a miss); returns (hit, dirty victim page).
-    fn access(&mut self, page: u64, write: bool) -> (bool, Option<u64>) {
-        self.clock += 1;
-        let base = (page % self.sets) as usize * self.ways;
-        let set = base..base + self.ways;
-        if let Some(i) = set.clone().find(|&i| self.tags[i] == page) {
-            self.stamp[i] = self.clock;
-            self.dirty[i] |= write;
-            return (true, None);
-        }
-        let v = set.min_by_key(|&i| self.stamp[i]).unwrap();
-        let victim = (self.tags[v] != u64::MAX && self.dirty[v]).then_some(self.tags[v]);
-        self.tags[v] = page;
-        self.stamp[v] = self.clock;
-        self.dirty[v] = write;
-        (false, victim)
-    }
-}
-
 /// Everything a run reports.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Results {
@@ -118,13 +83,31 @@ pub struct Results {
     pub frequent_words_paired_natural: u64,
     /// Frequent words in a predictable 128-bit chunk of the re-ordered layout (Fig. 6).
     pub frequent_words_paired_reordered: u64,
+    /// Frequent words outside a predictable chunk of the re-ordered layout: the odd one out of
+    /// the stored bitmap, and words whose FVT status changed since the line was written.
+    pub frequent_words_lost_odd: u64,
+    pub frequent_words_lost_changed: u64,
     /// Cipher chunks fetched, and those whose value the speculation can match.
     pub chunks: u64,
     pub chunks_predicted: u64,
     pub spec_ops: u64,
     pub demand_ops: u64,
+    /// Bitmap-cache lookups of fills and writebacks that found their page (a prefetch still in
+    /// flight counts as a hit, and in `bitmap_late`) or did not (a demand fetch).
     pub bitmap_hits: u64,
     pub bitmap_misses: u64,
+    /// Bitmap lines fetched by the prefetcher, those a demand access used, and the demand
+    /// accesses that found their prefetch still in flight.
+    pub bitmap_prefetches: u64,
+    pub bitmap_prefetches_used: u64,
+    pub bitmap_late: u64,
+    /// Crypto operations on bitmap lines: decryption and authentication on arrival, encryption
+    /// of dirty victims.
+    pub bitmap_ops: u64,
+    /// Load misses that waited for the line holding their address (pointer chasing).
+    pub dependent_misses: u64,
+    /// Over load fills: cycles by which waiting for the bitmap delayed the data's use.
+    pub bitmap_wait_cycles: f64,
     pub dram_row_hits: u64,
     pub dram_row_closed: u64,
     pub dram_row_conflicts: u64,
@@ -155,10 +138,14 @@ pub struct Sim {
     dram: Dram,
     eng: Engines,
     bitmaps: BitmapCache,
+    prefetcher: Prefetcher,
+    pf_buf: Vec<u64>,
     /// Per page: the stored bitmaps of its 64 lines and which of them were set.
     line_bm: LineMap<([u8; 64], u64)>,
     track_bm: bool,
     bitmap_inline: bool,
+    bitmap_write_if_changed: bool,
+    deps: Option<PointerDeps>,
     // core state
     t: f64,
     q: u64,
@@ -196,12 +183,17 @@ impl Sim {
                 cfg.t_cas,
                 cfg.t_rcd,
                 cfg.t_rp,
+                cfg.dram_pipelined_cas,
             ),
             eng: Engines::new(lat_ns * cfg.freq_ghz, stages, cfg.engines),
             bitmaps: BitmapCache::new(cfg.bitmap_cache_entries, cfg.bitmap_cache_ways),
+            prefetcher: Prefetcher::new(&cfg.bitmap_prefetch, cfg.bitmap_prefetch_degree, cfg.bitmap_prefetch_streams)?,
+            pf_buf: Vec::new(),
             line_bm: LineMap::default(),
             track_bm: cfg.encryption && scheme.chunk_bytes() == 16,
             bitmap_inline: cfg.bitmap_inline,
+            bitmap_write_if_changed: cfg.bitmap_write_if_changed,
+            deps: cfg.pointer_dependences.then(|| PointerDeps::new(1 << 12)),
             t: 0.0,
             q: 0,
             window: Default::default(),
@@ -252,28 +244,91 @@ impl Sim {
         }
     }
 
-    fn bitmap_access(&mut self, t: f64, line: u64, write: bool) -> f64 {
-        let page = line / LINES_PER_BITMAP;
-        let (hit, victim) = self.bitmaps.access(page, write);
-        if let Some(v) = victim {
-            self.dram.access(t, BITMAP_REGION + v);
-            self.eng.spec_ops += 2 * self.scheme.chunks() as u64 + 1;
-            self.eng.book(t, 2 * self.scheme.chunks() as u64 + 1, u64::MAX, &[], &mut []);
+    /// Decryption and authentication of a bitmap line arriving at `arrive`. Bitmap lines are
+    /// never speculated, so their MACs cover their ciphertext (encrypt-then-MAC) and a chunk's
+    /// authentication runs beside its decryption instead of after it. A demand fetch books the
+    /// chunk holding the missing line's bitmap first (its result is when the bitmap is known),
+    /// then the line's other chunks; a prefetch books the whole line and is usable once all of
+    /// it is. The line's offsets come from its on-chip nonce while it is fetched.
+    fn bitmap_decrypt(&mut self, arrive: f64, demand: bool) -> f64 {
+        let n = self.scheme.chunks() as u64;
+        let (iv, lat) = (self.eng.iv, self.eng.lat);
+        let at = |s: u64| if iv > 0.0 { s as f64 * iv + lat } else { arrive + lat };
+        self.r.bitmap_ops += 2 * n;
+        let mut last = [0u64];
+        if demand {
+            self.eng.book(arrive, 2, u64::MAX, &[1], &mut last);
+            let ready = at(last[0]);
+            self.eng.book(arrive, 2 * n - 2, u64::MAX, &[], &mut []);
+            ready
+        } else {
+            self.eng.book(arrive, 2 * n, u64::MAX, &[2 * n - 1], &mut last);
+            at(last[0])
         }
-        if hit {
-            self.r.bitmap_hits += 1;
-            return t;
-        }
-        self.r.bitmap_misses += 1;
-        let arrive = self.dram.access(t, BITMAP_REGION + page);
-        // Decrypt, then authenticate, the one chunk holding this line's bitmap (its offsets or
-        // pad were computed while it was fetched).
-        self.eng.demand(arrive, 1);
-        self.eng.demand(arrive + self.eng.lat, 1)
     }
 
-    /// A fill of `line` requested at `t`: returns when its data arrives and when it is usable.
-    fn fill(&mut self, t: f64, line: u64, w: &[u64; 8]) -> (f64, f64) {
+    /// Writes a dirty bitmap line the cache evicted: a new nonce, encryption and MACs.
+    fn write_back_bitmap(&mut self, t: f64, victim: Option<u64>) {
+        if let Some(v) = victim {
+            self.dram.access(t, BITMAP_REGION + v);
+            let ops = 2 * self.scheme.chunks() as u64 + 1;
+            self.r.bitmap_ops += ops;
+            self.eng.book(t, ops, u64::MAX, &[], &mut []);
+        }
+    }
+
+    /// Runs the prefetcher on a trigger at `page` (time `t`): fetches the bitmap lines it asks
+    /// for that are neither cached nor in flight, behind the demand requests already made.
+    fn prefetch_bitmaps(&mut self, t: f64, page: u64) {
+        let mut want = std::mem::take(&mut self.pf_buf);
+        want.clear();
+        self.prefetcher.trigger(page, &mut want);
+        for &p in &want {
+            if p >= LINE_LIMIT / LINES_PER_BITMAP || self.bitmaps.contains(p) {
+                continue;
+            }
+            self.r.bitmap_prefetches += 1;
+            let arrive = self.dram.access(t, BITMAP_REGION + p);
+            let ready = self.bitmap_decrypt(arrive, false);
+            let victim = self.bitmaps.fill(p, ready, false, true);
+            self.write_back_bitmap(t, victim);
+        }
+        self.pf_buf = want;
+    }
+
+    /// The bitmap of `line` for a fill (`write` false) or a writeback that changes it, looked up
+    /// at `t` (in parallel with the data line's fetch): returns when it is known. A miss fetches
+    /// the page's bitmap line; the bitmap line's and the data line's decryptions overlap in the
+    /// engines, only the un-reordering waits for both.
+    fn bitmap_access(&mut self, t: f64, line: u64, write: bool) -> f64 {
+        let page = line / LINES_PER_BITMAP;
+        match self.bitmaps.access(page, write) {
+            Lookup::Hit { ready, first_use } => {
+                self.r.bitmap_hits += 1;
+                if ready > t {
+                    self.r.bitmap_late += 1;
+                }
+                if first_use {
+                    self.r.bitmap_prefetches_used += 1;
+                    self.prefetch_bitmaps(t, page);
+                }
+                ready.max(t)
+            }
+            Lookup::Miss => {
+                self.r.bitmap_misses += 1;
+                let arrive = self.dram.access(t, BITMAP_REGION + page);
+                let ready = self.bitmap_decrypt(arrive, true);
+                let victim = self.bitmaps.fill(page, ready, write, false);
+                self.write_back_bitmap(t, victim);
+                self.prefetch_bitmaps(t, page);
+                ready
+            }
+        }
+    }
+
+    /// A fill of `line` requested at `t`: returns when its data arrives, when it is usable and
+    /// by how much waiting for the bitmap delayed that.
+    fn fill(&mut self, t: f64, line: u64, w: &[u64; 8]) -> (f64, f64, f64) {
         let t_miss = t + self.l2;
         let t_data = self.dram.access(t_miss, line);
         let reorders = self.scheme.reorders();
@@ -294,8 +349,19 @@ impl Sim {
         let stored_bm = if self.track_bm { self.bitmap_of(line).unwrap_or(freq) } else { 0 };
         if self.track_bm {
             self.set_bitmap(line, stored_bm);
-            self.r.frequent_words_paired_reordered +=
-                2 * layout::predicted_mask(16, true, freq, stored_bm).count_ones() as u64;
+            let paired = 2 * layout::predicted_mask(16, true, freq, stored_bm).count_ones() as u64;
+            self.r.frequent_words_paired_reordered += paired;
+            // Why the others are lost: the odd one out of the stored bitmap, when it is still
+            // frequent, has no frequent partner; every other loss is a word whose FVT status
+            // changed since the writeback (frequent now but not then, or its partner no longer).
+            let odd = if stored_bm.count_ones() % 2 == 1 {
+                let last = 7 - stored_bm.leading_zeros();
+                (freq >> last & 1) as u64
+            } else {
+                0
+            };
+            self.r.frequent_words_lost_odd += odd;
+            self.r.frequent_words_lost_changed += freq.count_ones() as u64 - paired - odd;
         }
         let pairs = (stored_bm.count_ones() / 2) as usize;
         let pm = layout::predicted_mask(cb, reorders, freq, stored_bm);
@@ -309,7 +375,7 @@ impl Sim {
             self.fvt.observe(x);
         }
         if !self.encryption {
-            return (t_data, t_data);
+            return (t_data, t_data, 0.0);
         }
 
         let iv = self.eng.iv;
@@ -372,7 +438,8 @@ impl Sim {
             let per_pos = ct_ops + mac_ops;
             let want = positions as u64 * per_pos;
             let from = if ct_ops > 0 { t_key } else { t_miss };
-            let deadline = if iv > 0.0 { ((dem_ready - lat) / iv).floor().max(0.0) as u64 } else { u64::MAX };
+            // `as u64` truncates and saturates negatives to 0: floor().max(0.0) without libm.
+            let deadline = if iv > 0.0 { ((dem_ready - lat) / iv) as u64 } else { u64::MAX };
             // The last ciphertext and the last MAC of each position: their issue slots.
             let mut targets = [0u64; 16];
             let mut nt = 0;
@@ -412,6 +479,7 @@ impl Sim {
         // chunks independently, critical chunk first). The trace does not say which word the
         // load wanted, so its expected wait is taken: the mean over the line's chunks.
         let mut sum = 0.0;
+        let mut sum_free = 0.0;
         for j in 0..n {
             let mut d = dem_dec[j];
             let mut m = dem_mac[j];
@@ -425,8 +493,9 @@ impl Sim {
             }
             let r = if self.secure { d.max(m) } else { d };
             sum += r.max(ready);
+            sum_free += r;
         }
-        (t_data, sum / n as f64)
+        (t_data, sum / n as f64, (sum - sum_free) / n as f64)
     }
 
 
@@ -444,11 +513,20 @@ impl Sim {
         self.eng.book(t, ops, u64::MAX, &[], &mut []);
         if self.track_bm {
             let bm = layout::bitmap(w, |v| self.fvt.contains(v));
+            // The bitmap the line was fetched with is kept beside it in the L2 (8 bits a line):
+            // an unchanged bitmap needs no bitmap-line update (`bitmap_write_if_changed`).
+            let changed = self.bitmap_of(line) != Some(bm);
             self.set_bitmap(line, bm);
-            if self.scheme.reorders() && !self.bitmap_inline {
+            if self.scheme.reorders() && !self.bitmap_inline && (changed || !self.bitmap_write_if_changed) {
                 self.bitmap_access(t, line, true);
             }
         }
+    }
+
+    /// Books the crypto engines as before the speed work (the benchmark's baseline; same
+    /// results).
+    pub fn use_reference_booking(&mut self) {
+        self.eng.use_reference_booking();
     }
 
     /// Processes one record.
@@ -473,8 +551,19 @@ impl Sim {
                     let t = self.t;
                     self.window.retain(|x| x.1 > t);
                 }
-                let t0 = self.t;
-                let (data, ready) = self.fill(t0, line, &w);
+                let mut t0 = self.t;
+                if let Some(d) = &self.deps {
+                    let p = d.producer_ready(line);
+                    if p > t0 {
+                        self.r.dependent_misses += 1;
+                        t0 = p;
+                    }
+                }
+                let (data, ready, bm_wait) = self.fill(t0, line, &w);
+                if let Some(d) = &mut self.deps {
+                    d.record(&w, ready, LINE_LIMIT);
+                }
+                self.r.bitmap_wait_cycles += bm_wait;
                 self.mem_sum += data - t0;
                 self.crypto_sum += ready - data;
                 self.window.push_back((self.q, ready));

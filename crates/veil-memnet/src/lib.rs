@@ -17,6 +17,7 @@ pub mod config;
 pub mod error;
 pub mod knuth;
 pub mod memsys;
+pub mod observe;
 pub mod packet;
 pub mod results;
 pub mod router;

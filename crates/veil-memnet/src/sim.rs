@@ -16,6 +16,7 @@ use veil_core::{Accumulator, Histogram, RngStreams, StreamRng};
 use crate::config::SimConfig;
 use crate::error::{ConfigError, SimError};
 use crate::knuth::BookSimRng;
+use crate::observe::Observations;
 use crate::packet::{Flit, Packet, PacketSlab, RouteSet};
 use crate::results::{ChannelStat, ChannelUse, SimResult};
 use crate::router::{Ctx, Routers};
@@ -147,6 +148,8 @@ pub struct Engine {
     ext: bool,
     ext_q: Vec<VecDeque<Offer>>,
     pub delivered: Vec<Delivery>,
+    /// What a channel-probing adversary sees (None = not recorded; the hooks cost a branch).
+    obs: Option<Box<Observations>>,
 }
 
 impl Engine {
@@ -174,6 +177,17 @@ impl Engine {
     /// External mode: queues a packet at node `n`'s source.
     pub fn offer(&mut self, n: usize, o: Offer) {
         self.ext_q[n].push_back(o);
+    }
+
+    /// Records what an adversary probing every channel sees from now on, at most `cap`
+    /// events per stream (see [`Observations`]).
+    pub fn observe(&mut self, cap: usize) {
+        self.obs = Some(Box::new(Observations::new(cap)));
+    }
+
+    /// The observations recorded so far (recording stops).
+    pub fn take_observations(&mut self) -> Option<Observations> {
+        self.obs.take().map(|b| *b)
     }
 
     /// External mode: packets queued at node `n` not yet started into the network.
@@ -285,6 +299,7 @@ impl Engine {
             ext: false,
             ext_q: Vec::new(),
             delivered: Vec::new(),
+            obs: None,
             routers,
             topo,
         })
@@ -470,6 +485,11 @@ impl Engine {
             p.itime = t;
             self.node_in_use[n * v + vc] = true;
             node.last_vc = vc as u8;
+            if let Some(o) = self.obs.as_mut() {
+                let ports = self.routers.base.last().copied().unwrap_or(0) as u32;
+                o.inject(t, n as u32, p.route.dest, len);
+                o.channel(t, ports + n as u32, len);
+            }
         }
         self.node_occ[n * v + vc] += 1;
         if head {
@@ -670,6 +690,11 @@ impl Engine {
                 }
                 if counting {
                     self.chan_flits[gp] += 1;
+                }
+                if f.head() {
+                    if let Some(o) = self.obs.as_mut() {
+                        o.channel(t, gp as u32, self.packets.get(f.pkt()).len);
+                    }
                 }
                 self.last_progress = t;
             }

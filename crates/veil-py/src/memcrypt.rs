@@ -40,11 +40,13 @@ fn write_synth_trace(py: Python<'_>, path: &str, line_size: u32, synth: &str) ->
     py.allow_threads(move || input::write_synth_trace(&p, line_size, &s)).map_err(err)
 }
 
-/// Benchmark: (records, seconds reading the input, seconds of the timing model alone).
+/// Benchmark: (records, seconds reading the input, seconds of the timing model alone); with
+/// `reference`, the engines book as before the speed work (the same-run baseline).
 #[pyfunction]
-fn time_model(py: Python<'_>, run: &str) -> PyResult<(u64, f64, f64)> {
+#[pyo3(signature = (run, reference = false))]
+fn time_model(py: Python<'_>, run: &str, reference: bool) -> PyResult<(u64, f64, f64)> {
     let r: input::Run = serde_json::from_str(run).map_err(|e| PyValueError::new_err(format!("config: {e}")))?;
-    py.allow_threads(move || input::time_model(&r)).map_err(err)
+    py.allow_threads(move || input::time_model(&r, reference)).map_err(err)
 }
 
 /// The default machine configuration as JSON.

@@ -13,7 +13,8 @@ pub enum TraceError {
     Truncated { offset: u64, what: &'static str },
     /// The bytes at `offset` are not what the format allows.
     Corrupt { offset: u64, what: String },
-    /// The file is a trace of another format version.
+    /// The file is a trace of a format version this reader does not read; `supported` is the
+    /// newest it reads (it reads every version from `MIN_FORMAT_VERSION` on).
     Version { found: u32, supported: u32 },
     /// A header or record handed to the writer breaks the format's rules.
     Invalid(String),
@@ -42,7 +43,8 @@ impl fmt::Display for TraceError {
             TraceError::Corrupt { offset, what } => write!(f, "trace corrupt at byte {offset}: {what}"),
             TraceError::Version { found, supported } => write!(
                 f,
-                "trace format version {found} is not supported (this reader reads version {supported})"
+                "trace format version {found} is not supported (this reader reads versions {} to {supported})",
+                crate::MIN_FORMAT_VERSION
             ),
             TraceError::Invalid(what) => write!(f, "invalid trace content: {what}"),
         }

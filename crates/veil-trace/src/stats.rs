@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::{Header, Kind, Record, Summary, TraceError, TraceReader};
+use crate::{Header, Kind, Summary, TraceError, TraceReader};
 
 /// Per-thread counts.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -74,12 +74,10 @@ pub fn compute(path: impl AsRef<Path>, ns: &[usize]) -> Result<TraceStats, Trace
 pub fn compute_until(path: impl AsRef<Path>, ns: &[usize], stop: &dyn Fn() -> bool) -> Result<TraceStats, TraceError> {
     let mut r = TraceReader::open(path)?;
     let header = r.header().clone();
-    let ls = header.line_size as usize;
     let mut counts: HashMap<u64, u64, BuildHasherDefault<WordHasher>> = HashMap::default();
     let mut threads: Vec<ThreadStats> = Vec::new();
-    let mut rec = Record::default();
     let mut records = 0u64;
-    while r.next_into(&mut rec)? {
+    while let Some(rec) = r.next_ref()? {
         records += 1;
         if records % 65536 == 0 && stop() {
             return Err(TraceError::Invalid("interrupted".into()));
@@ -97,7 +95,7 @@ pub fn compute_until(path: impl AsRef<Path>, ns: &[usize], stop: &dyn Fn() -> bo
             Kind::Writeback => ts.writebacks += 1,
         }
         if rec.kind != Kind::Writeback {
-            for w in rec.words(ls) {
+            for w in rec.words() {
                 *counts.entry(w).or_insert(0) += 1;
             }
         }

@@ -3,17 +3,26 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::{
-    Header, Record, Summary, TraceError, BLOCK_TAG, CODEC_RAW, CODEC_ZSTD, END_MAGIC, END_TAG,
-    FIXED_RECORD_BYTES, FORMAT_VERSION, MAGIC, MAX_BLOCK_RECORDS,
+    Codec, Header, Record, Summary, TraceError, BLOCK_TAG, END_MAGIC, END_TAG, FIXED_RECORD_BYTES,
+    FORMAT_VERSION, MAGIC, MAX_BLOCK_RECORDS,
 };
 
-/// How a writer lays out blocks. The defaults are what Veil's traces use.
+/// How a writer lays out blocks. The defaults: 16,384 records a block, zstd level 3 (Veil's cached
+/// traces are written with LZ4 through `set_codec`).
 #[derive(Clone, Copy, Debug)]
 pub struct WriterOptions {
     /// Records per block (the reader holds one block in memory).
     pub block_records: u32,
-    /// zstd level, or `None` for uncompressed blocks (what the Valgrind tool streams).
+    /// zstd level, or `None` for uncompressed blocks (what the Valgrind tool streams). Other
+    /// codecs: `TraceWriter::set_codec`.
     pub zstd_level: Option<i32>,
+}
+
+impl WriterOptions {
+    /// The codec these options ask for.
+    pub fn codec(&self) -> Codec {
+        self.zstd_level.map_or(Codec::Raw, Codec::Zstd)
+    }
 }
 
 impl Default for WriterOptions {
@@ -37,6 +46,7 @@ pub struct TraceWriter<W: Write = BufWriter<File>> {
     data: Vec<u8>,
     raw: Vec<u8>,
     stored: Vec<u8>,
+    codec: Codec,
     comp: Option<zstd::bulk::Compressor<'static>>,
     records: u64,
     blocks: u64,
@@ -65,16 +75,6 @@ impl<W: Write> TraceWriter<W> {
                 opts.block_records
             )));
         }
-        let comp = match opts.zstd_level {
-            Some(level) => {
-                let mut c = zstd::bulk::Compressor::new(level).map_err(|e| TraceError::Invalid(e.to_string()))?;
-                // The frame checksum is what turns a flipped byte into a reported corruption.
-                c.include_checksum(true).map_err(|e| TraceError::Invalid(e.to_string()))?;
-                c.include_contentsize(true).map_err(|e| TraceError::Invalid(e.to_string()))?;
-                Some(c)
-            }
-            None => None,
-        };
         let json = serde_json::to_vec(header).map_err(|e| TraceError::Invalid(e.to_string()))?;
         let n = opts.block_records as usize;
         let line_size = header.line_size as usize;
@@ -91,11 +91,13 @@ impl<W: Write> TraceWriter<W> {
             data: Vec::with_capacity(n * line_size),
             raw: Vec::new(),
             stored: Vec::new(),
-            comp,
+            codec: Codec::Raw,
+            comp: None,
             records: 0,
             blocks: 0,
             threads: 0,
         };
+        w.set_codec(opts.codec())?;
         w.put(&MAGIC)?;
         w.put(&FORMAT_VERSION.to_le_bytes())?;
         w.put(&(json.len() as u32).to_le_bytes())?;
@@ -131,6 +133,24 @@ impl<W: Write> TraceWriter<W> {
         Ok(())
     }
 
+    /// Stores the blocks written from now on, the one being filled included, with `codec` (each
+    /// block names its own codec).
+    pub fn set_codec(&mut self, codec: Codec) -> Result<(), TraceError> {
+        self.comp = match codec {
+            Codec::Zstd(level) => {
+                let bad = |e: std::io::Error| TraceError::Invalid(format!("zstd level {level}: {e}"));
+                let mut c = zstd::bulk::Compressor::new(level).map_err(bad)?;
+                // The frame checksum is what turns a flipped byte into a reported corruption.
+                c.include_checksum(true).map_err(bad)?;
+                c.include_contentsize(true).map_err(bad)?;
+                Some(c)
+            }
+            _ => None,
+        };
+        self.codec = codec;
+        Ok(())
+    }
+
     /// Records written so far.
     pub fn records(&self) -> u64 {
         self.records
@@ -151,17 +171,25 @@ impl<W: Write> TraceWriter<W> {
         raw.extend(self.addr.iter().flat_map(|v| v.to_le_bytes()));
         raw.extend(self.insts.iter().flat_map(|v| v.to_le_bytes()));
         raw.extend_from_slice(&self.data);
-        let (codec, payload_len) = match self.comp.as_mut() {
-            Some(c) => {
-                self.stored.clear();
+        self.stored.clear();
+        match (self.codec, self.comp.as_mut()) {
+            (Codec::Zstd(_), Some(c)) => {
                 self.stored.reserve(zstd::zstd_safe::compress_bound(raw.len()));
-                let len = c
-                    .compress_to_buffer(&raw[..], &mut self.stored)
+                c.compress_to_buffer(&raw[..], &mut self.stored)
                     .map_err(|source| TraceError::Io { offset: self.offset, source })?;
-                (CODEC_ZSTD, len)
             }
-            None => (CODEC_RAW, raw.len()),
-        };
+            (Codec::Lz4, _) => {
+                self.stored.resize(4 + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
+                let len = lz4_flex::block::compress_into(&raw, &mut self.stored[4..])
+                    .map_err(|e| TraceError::Invalid(format!("LZ4: {e}")))?;
+                self.stored.truncate(4 + len);
+                let crc = crc32fast::hash(&self.stored[4..]);
+                self.stored[..4].copy_from_slice(&crc.to_le_bytes());
+            }
+            _ => {}
+        }
+        let codec = self.codec.id();
+        let payload_len = if self.codec == Codec::Raw { raw.len() } else { self.stored.len() };
         let mut head = [0u8; 20];
         head[0..4].copy_from_slice(&BLOCK_TAG);
         head[4..8].copy_from_slice(&codec.to_le_bytes());
@@ -169,7 +197,7 @@ impl<W: Write> TraceWriter<W> {
         head[12..16].copy_from_slice(&(raw.len() as u32).to_le_bytes());
         head[16..20].copy_from_slice(&(payload_len as u32).to_le_bytes());
         self.put(&head)?;
-        if codec == CODEC_ZSTD {
+        if self.codec != Codec::Raw {
             let stored = std::mem::take(&mut self.stored);
             let r = self.put(&stored);
             self.stored = stored;
@@ -208,4 +236,18 @@ impl<W: Write> TraceWriter<W> {
         self.out.flush().map_err(|source| TraceError::Io { offset, source })?;
         Ok(summary)
     }
+}
+
+/// Rewrites the trace at `src` into `dst` with `codec`: the same header, records and producer
+/// statistics, in the current format version. Returns the new file's summary.
+pub fn recode(src: impl AsRef<Path>, dst: impl AsRef<Path>, codec: Codec) -> Result<Summary, TraceError> {
+    let mut r = crate::TraceReader::open(src)?;
+    let mut w = TraceWriter::create(dst, r.header())?;
+    w.set_codec(codec)?;
+    let mut rec = Record::default();
+    while r.next_into(&mut rec)? {
+        w.write(&rec)?;
+    }
+    let stats = r.summary().map(|s| s.stats.clone()).unwrap_or_default();
+    w.finish_with(stats)
 }

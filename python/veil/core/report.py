@@ -24,7 +24,7 @@ from veil.core.errors import ConfigError, VeilError
 from veil.core.registry import REGISTRY, Reproducer, load_systems
 from veil.core.runner import run_experiment, veil_version
 from veil.core.store import ResultStore
-from veil.core.sweep import configs_for, run_points
+from veil.core.sweep import _connect, configs_for, run_points
 
 BASES = ("predicted", "calibrated", "computed", "projected", "measured")
 VERDICTS = ("within", "outside", "shape only", "no reference", "no tolerance", "no value")
@@ -190,8 +190,11 @@ class Section:
 class ReproduceContext:
     """What a reproducer gets: cached experiment runs, figure and metric sinks, the mode."""
 
-    def __init__(self, section: Section, out_dir: Path, store: ResultStore | None, quick: bool, jobs: int):
+    def __init__(self, section: Section, out_dir: Path, store: ResultStore | None, quick: bool, jobs: int,
+                 scheduler: Any = None):
         self.section = section
+        # A Dask scheduler address (or Client): run_many sends uncached points there.
+        self.scheduler = scheduler
         self.out_dir = out_dir
         self.store = store
         self.quick = quick
@@ -211,9 +214,11 @@ class ReproduceContext:
 
     def run_many(self, experiment: str, base: dict[str, Any], rows: list[dict[str, Any]],
                  jobs: int | None = None) -> list[dict[str, Any]]:
-        """Runs many points on the local pool (cached ones read back); results in row order."""
+        """Runs many points on the local pool, or on the Dask cluster given by --scheduler
+        (cached ones read back); results in row order."""
         cfgs = configs_for(experiment, base, rows)
-        out = run_points(experiment, cfgs, self.store, jobs=jobs or self.jobs, label=f"{self.system}: {experiment}")
+        out = run_points(experiment, cfgs, self.store, jobs=jobs or self.jobs, scheduler=self.scheduler,
+                         label=f"{self.system}: {experiment}")
         if out.failed:
             i, err = out.failed[0]
             raise VeilError(f"{experiment} point {rows[i]}: {err}")
@@ -321,7 +326,7 @@ def selected_reproducers(systems: list[str]) -> list[Reproducer]:
 
 
 def reproduce(systems: list[str], out_dir: Path, store: ResultStore | None, quick: bool, jobs: int,
-              log=print) -> tuple[list[Section], dict[str, Any]]:
+              log=print, scheduler: str | None = None) -> tuple[list[Section], dict[str, Any]]:
     reps = selected_reproducers(systems)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -330,25 +335,31 @@ def reproduce(systems: list[str], out_dir: Path, store: ResultStore | None, quic
         probe.unlink()
     except OSError as e:
         raise ConfigError(f"--out {out_dir}: cannot write there ({e.strerror})") from None
+    # One connection for the whole reproduction: every run_many sends its uncached points there.
+    client, own_client = _connect(scheduler) if scheduler else (None, False)
     sections = []
-    for rep in reps:
-        sec = Section(rep.system, rep.title)
-        ctx = ReproduceContext(sec, out_dir, store, quick, jobs)
-        log(f"[{rep.system}] {rep.title} ...")
-        t0 = time.perf_counter()
-        load0 = machine_load()
-        try:
-            rep.func(ctx)
-        except ConfigError:
-            raise
-        except Exception as e:  # one system's failure is reported; the others still run
-            sec.error = f"{type(e).__name__}: {e}"
-            sec.blocks.append(("error", traceback.format_exc()))
-        sec.seconds = time.perf_counter() - t0
-        sec.load = (load0, machine_load())
-        status = "FAILED: " + sec.error if sec.error else "ok"
-        log(f"[{rep.system}] {status} in {sec.seconds:.1f} s ({sec.computed} computed, {sec.cached} cached)")
-        sections.append(sec)
+    try:
+        for rep in reps:
+            sec = Section(rep.system, rep.title)
+            ctx = ReproduceContext(sec, out_dir, store, quick, jobs, client)
+            log(f"[{rep.system}] {rep.title} ...")
+            t0 = time.perf_counter()
+            load0 = machine_load()
+            try:
+                rep.func(ctx)
+            except ConfigError:
+                raise
+            except Exception as e:  # one system's failure is reported; the others still run
+                sec.error = f"{type(e).__name__}: {e}"
+                sec.blocks.append(("error", traceback.format_exc()))
+            sec.seconds = time.perf_counter() - t0
+            sec.load = (load0, machine_load())
+            status = "FAILED: " + sec.error if sec.error else "ok"
+            log(f"[{rep.system}] {status} in {sec.seconds:.1f} s ({sec.computed} computed, {sec.cached} cached)")
+            sections.append(sec)
+    finally:
+        if own_client:
+            client.close()
     metrics: dict[str, Any] = {}
     for sec in sections:
         metrics.update(sec.metrics)

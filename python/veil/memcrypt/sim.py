@@ -31,6 +31,15 @@ POLICIES = {
     "secure": "data is used only once decrypted and authenticated (the paper's policy)",
     "relaxed": "data is used once decrypted; authentication completes off the critical path",
 }
+BITMAP_PREFETCHERS = {
+    "none": "bitmap lines are fetched on demand only",
+    "next_line": "tagged next-line: a bitmap miss, or the first use of a prefetched bitmap line, fetches the bitmap "
+                 "lines of the next `bitmap_prefetch_degree` pages",
+    "stream": "stream table: once two consecutive pages (up or down) miss, keeps `bitmap_prefetch_degree` bitmap "
+              "lines ahead of the stream; isolated misses fetch nothing extra",
+}
+for _n, _d in BITMAP_PREFETCHERS.items():
+    register_component("memcrypt.bitmap_prefetch", _n, doc=_d)
 for _n, _d in MODES.items():
     register_component("memcrypt.mode", _n, doc=_d)
 for _n, _d in CIPHERS.items():
@@ -65,6 +74,8 @@ class MachineConfig(ExperimentConfig):
     rob: int = Field(128, ge=1, le=1 << 16, description="reorder buffer entries")
     mshrs: int = Field(16, ge=1, le=1024, description="outstanding L2 load misses")
     l2_latency: float | None = Field(None, ge=0, description="L2 hit latency, cycles; default 4 (256 KB) / 8 (1 MB), Table 2")
+    pointer_dependences: bool = Field(True, description="a load miss to a line whose address a recent load miss's "
+                                                        "line held as a word waits for that line (pointer chasing)")
     line_bytes: int = Field(64, description="cache line bytes (Table 2: 64; the model encrypts 64-byte lines)")
     cpu_mem_ratio: float = Field(5.0, description="core clocks per memory-bus clock (200 MHz bus: 5; Fig. 9: 4, 6)")
     bus_bytes: int = Field(8, ge=1, le=64, description="memory bus width, bytes (Table 2: 8)")
@@ -73,6 +84,9 @@ class MachineConfig(ExperimentConfig):
     t_cas: float = Field(20.0, ge=0, description="CAS latency, bus clocks (Table 2: 20)")
     t_rcd: float = Field(7.0, ge=0, description="RAS-to-CAS latency, bus clocks (Table 2: 7)")
     t_rp: float = Field(7.0, ge=0, description="precharge latency, bus clocks (Table 2: 7)")
+    dram_pipelined_cas: bool = Field(True, description="a bank takes its next command once a read's burst is out of "
+                                                       "the array, during the read's CAS latency (PC SDRAM); false: "
+                                                       "held until the burst starts")
     aes_latency_ns: float = Field(65.0, ge=0, description="AES latency, ns (Table 2: 65)")
     aes_stages: int = Field(65, ge=1, le=10_000, description="AES pipeline stages (§4: 14 rounds x 4-7 stages)")
     tdes_latency_ns: float = Field(96.0, ge=0, description="TDES latency, ns (Table 2: 96)")
@@ -81,6 +95,14 @@ class MachineConfig(ExperimentConfig):
     compare_cycles: float = Field(1.0, ge=0, description="CAM compare of a speculated ciphertext or MAC, cycles")
     bitmap_cache_entries: int = Field(128, ge=1, le=1 << 20, description="bitmap cache entries (one 4 KB page each; 128 = 8 KB, §3.2.2)")
     bitmap_cache_ways: int = Field(4, ge=1, le=1 << 10, description="bitmap cache ways")
+    bitmap_prefetch: ComponentName("memcrypt.bitmap_prefetch") = Field(
+        "stream", description="bitmap prefetcher (§3.2.2: 'bitmaps can be prefetched using simple hardware prefetch "
+                              "technique')")
+    bitmap_prefetch_degree: int = Field(1, ge=1, le=64, description="bitmap lines a prefetch trigger fetches ahead")
+    bitmap_prefetch_streams: int = Field(8, ge=1, le=1024, description="streams the 'stream' prefetcher tracks")
+    bitmap_write_if_changed: bool = Field(True, description="a writeback updates its page's bitmap line only when "
+                                                            "the line's bitmap changed (the fetched bitmap is kept "
+                                                            "beside the L2 line); false: every writeback does")
     bitmap_inline: bool = Field(False, description="beyond the paper: bitmaps travel with each line's MACs instead "
                                                    "of bitmap lines and a bitmap cache")
 
@@ -138,6 +160,15 @@ RUN_RESULTS = {
     "demand_ops": ("", "crypto engine operations spent on demand decryption and MAC checks"),
     "bitmap_hits": ("", "bitmap cache hits"),
     "bitmap_misses": ("", "bitmap cache misses (a memory read and a decryption each)"),
+    "bitmap_prefetches": ("", "bitmap lines fetched by the bitmap prefetcher"),
+    "bitmap_prefetches_used": ("", "prefetched bitmap lines a fill or writeback then used"),
+    "bitmap_late": ("", "bitmap cache hits that waited for a prefetch still in flight"),
+    "bitmap_ops": ("", "crypto engine operations on bitmap lines (decryption, authentication, re-encryption)"),
+    "bitmap_wait_cycles": ("cycles", "over load fills, CPU cycles by which waiting for the bitmap delayed the data"),
+    "dependent_misses": ("", "load misses that waited for the line holding their address (pointer chasing)"),
+    "frequent_words_lost_odd": ("", "frequent words left without a frequent partner: the odd one of the bitmap"),
+    "frequent_words_lost_changed": ("", "frequent words not predictable because their FVT status (or their "
+                                        "partner's) changed since the line was written"),
     "dram_row_hits": ("", "SDRAM accesses to an open row"),
     "dram_row_closed": ("", "SDRAM accesses to a closed bank"),
     "dram_row_conflicts": ("", "SDRAM accesses that closed another row first"),

@@ -4,4 +4,4 @@ The simulator is the Rust crate `veil-memnet`; this package registers its compon
 `memnet.latency_load` experiment and the reproducer.
 """
 
-from . import cli, engine, experiments, memsys, reproduce  # noqa: F401
+from . import cli, engine, experiments, leak, memsys, reproduce  # noqa: F401

@@ -1,4 +1,5 @@
-"""`veil memnet latency-load CONFIG`: a config over a list of loads, a table and a figure."""
+"""`veil memnet latency-load CONFIG`: a config over a list of loads, a table and a figure.
+`veil memnet leak CONFIG`: the channel-probing adversary's verdicts for one routing algorithm."""
 
 from __future__ import annotations
 
@@ -65,6 +66,60 @@ def cmd_latency_load(args) -> int:
     return 0
 
 
+def format_leak(r: dict) -> str:
+    """A memnet.leak result as the report `veil memnet leak` prints."""
+    lines = [f"algorithm {r['algorithm']}: pattern A '{r['pattern_a']}' vs pattern B '{r['pattern_b']}'",
+             f"  windows of {r['window_cycles']} cycles: A {r['windows_a']}, B {r['windows_b']}"
+             f"{'  (record cut at max_events)' if r['truncated'] else ''}",
+             f"  runtime A {r['runtime_a']:.0f} / B {r['runtime_b']:.0f} cycles; packets per run A "
+             f"{r['packets_a']:.0f} / B {r['packets_b']:.0f}; dummies A {r['dummies_a']:.0f} / B {r['dummies_b']:.0f}"]
+    for fam, what in (("spatial", "which channels, which next destinations (the paper's threat model)"),
+                      ("temporal", "when and how many (outside the paper's threat model)")):
+        lines.append(f"{fam.upper()}: {r[f'{fam}_verdict']} (smallest Holm-adjusted p {r[f'{fam}_p']:.3g}): {what}")
+        lines.append(f"  classifier accuracy {r[f'{fam}_accuracy']:.3f} [95% {r[f'{fam}_accuracy_lo']:.3f}, "
+                     f"{r[f'{fam}_accuracy_hi']:.3f}] on {r[f'{fam}_accuracy_n']} held-out windows, p {r[f'{fam}_accuracy_p']:.3g}"
+                     f"; accuracy >= {r[f'{fam}_detectable_accuracy']:.3f} would have been flagged")
+        for k in sorted(r):
+            if k.startswith(f"{fam}_") and k.endswith("_p") and k not in (f"{fam}_p", f"{fam}_accuracy_p"):
+                name = k[len(fam) + 1:-2]
+                extra = ""
+                if f"{fam}_{name}_detectable_w" in r:
+                    extra = f"  (detects Cohen's w >= {r[f'{fam}_{name}_detectable_w']:.3g} with 80% power)"
+                if f"{fam}_{name}_auc" in r:
+                    extra = f"  (P(A window > B window) = {r[f'{fam}_{name}_auc']:.3f})"
+                if f"{fam}_{name}_ratio" in r:
+                    extra = f"  (B / A = {r[f'{fam}_{name}_ratio']:.3f}, Welch over runs)"
+                lines.append(f"  {name:12s} p {r[k]:.3g}{extra}")
+    if "permutation_stream_p" in r:
+        lines.append(f"PERMUTATION STREAM (CPUs' next destinations): {r['permutation_stream_verdict']} "
+                     f"(p {r['permutation_stream_p']:.3g}, {r['permutation_stream_blocks']} blocks, "
+                     f"{r['permutation_stream_bad_blocks']} not permutations)")
+    return "\n".join(lines)
+
+
+def cmd_leak(args) -> int:
+    import json
+
+    from veil.core.config import load_config
+    from veil.core.runner import run_experiment
+    from veil.core.store import ResultStore
+
+    if args.json:
+        from veil.core.paths import check_output_file
+
+        check_output_file(args.json, "--json")
+    experiment, cfg = load_config(args.config, args.overrides)
+    if experiment != "memnet.leak":
+        raise ConfigError(f"{args.config}: experiment must be memnet.leak, not {experiment}")
+    store_path = getattr(args, "store", None)
+    with (ResultStore(store_path) if store_path else ResultStore()) as store:
+        rec, _ = run_experiment(experiment, cfg, store)
+    print(format_leak(rec.result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rec.result, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
 @register_cli("memnet")
 def add_commands(sub) -> None:
     p = sub.add_parser("memnet", help="memnet tools")
@@ -77,3 +132,8 @@ def add_commands(sub) -> None:
     q.add_argument("--out", default="latency_load.png", help="figure file: .png, .svg or .pdf")
     q.add_argument("--past-saturation", action="store_true", help="keep going after the first saturated load")
     q.set_defaults(handler=cmd_latency_load)
+    q = msub.add_parser("leak", help="an adversary on every channel tries to tell two secret access patterns apart")
+    q.add_argument("config", help="TOML file of experiment memnet.leak")
+    q.add_argument("overrides", nargs="*", help="key=value overrides (a.hot_modules=[1,2], algorithm=...)")
+    q.add_argument("--json", default="", help="also write the result fields to this JSON file")
+    q.set_defaults(handler=cmd_leak)

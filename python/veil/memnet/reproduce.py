@@ -6,7 +6,7 @@ import math
 
 from veil.core import Row, register_reproducer
 
-from . import engine, reproduce_memsys
+from . import engine, reproduce_ghost, reproduce_memsys
 
 # Experiment configs reproducing the two reference setups (data/README.md).
 SETUPS = {
@@ -125,3 +125,4 @@ def reproduce(ctx):
         f"The reference column is BookSim2's measurement ({SOURCE}, data/README.md in the package); no "
         "constant was fitted to it (basis: predicted).")
     reproduce_memsys.section(ctx)
+    reproduce_ghost.section(ctx)

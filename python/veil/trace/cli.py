@@ -30,7 +30,14 @@ def _geometry(args):
 
 
 def _progress(elapsed: float, nbytes: int) -> None:
-    print(f"\r  tracing: {elapsed:5.0f} s, {nbytes / 1e6:8.1f} MB written", end="", file=sys.stderr, flush=True)
+    # The cursor goes back to the line's start: what comes next (the summary, or an error) overwrites it.
+    print(f"  tracing: {elapsed:5.0f} s, {nbytes / 1e6:8.1f} MB written\r", end="", file=sys.stderr, flush=True)
+
+
+def _quantum(args) -> int:
+    from veil import _native
+
+    return _native.trace.REPLAY_QUANTUM if args.quantum is None else args.quantum
 
 
 def cmd_run(args) -> int:
@@ -47,7 +54,8 @@ def cmd_run(args) -> int:
             raise ConfigError("--cmd: no program given (veil trace run --cmd --out FILE -- PROG ARGS)")
         if out is None:
             raise ConfigError("--out: required with --cmd")
-        summary = run_trace(prog[0], prog[1:], out, geom, cwd=Path.cwd(), progress=_progress)
+        summary = run_trace(prog[0], prog[1:], out, geom, cwd=Path.cwd(), progress=_progress,
+                            quantum=_quantum(args) if args.replay or args.quantum is not None else None)
         path = out
     else:
         if not args.workload:
@@ -57,7 +65,8 @@ def cmd_run(args) -> int:
         get_workload(args.workload)
         path = ensure_trace(args.workload, size=args.size, threads=args.threads, llc_bytes=geom.llc_bytes,
                             llc_assoc=geom.llc_assoc, l1_bytes=geom.l1_bytes, l1_assoc=geom.l1_assoc,
-                            line_size=geom.line_size, ifetch=geom.ifetch, progress=_progress)
+                            line_size=geom.line_size, ifetch=geom.ifetch, progress=_progress,
+                            quantum=args.quantum)
         if out is not None:
             shutil.copyfile(path, out)
             path = out
@@ -122,6 +131,11 @@ def add_commands(sub) -> None:
     q.add_argument("--line", type=int, default=64, help="line size in bytes (8..64)")
     q.add_argument("--no-ifetch", action="store_true", help="leave instruction fetches out of the model")
     q.add_argument("--out", help="trace file to write (default: the cache, path printed)")
+    q.add_argument("--replay", action="store_true",
+                   help="with --cmd: stream per-thread L1 events and replay the shared LLC offline "
+                        "(byte-identical traces of multi-threaded programs; suite workloads: automatic)")
+    q.add_argument("--quantum", type=int, default=None,
+                   help="instructions per round-robin quantum of the offline LLC replay (multi-threaded)")
     q.add_argument("--cmd", action="store_true",
                    help="trace a command instead: veil trace run --cmd --out FILE -- PROG ARGS")
     q.add_argument("rest", nargs="*", help=argparse.SUPPRESS)

@@ -1,4 +1,4 @@
-"""The trace format (docs/trace.md, version 1) read and written in Python: numpy structured
+"""The trace format (docs/trace.md, version 2; version 1 is read too) read and written in Python: numpy structured
 arrays, one block at a time or in chunks of a chosen size, so memory stays bounded.
 
 This is an independent implementation of the documented layout (the Rust crate `veil-trace` is
@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import json
 import struct
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+import lz4.block
 import numpy as np
 import zstandard
 
 from veil.core import VeilError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+MIN_FORMAT_VERSION = 1
 MAGIC = b"VEILTRC\0"
 END_MAGIC = b"VEILEND\0"
 BLOCK_TAG = b"BLK "
 END_TAG = b"END "
-CODEC_RAW, CODEC_ZSTD = 0, 1
+CODEC_RAW, CODEC_ZSTD, CODEC_LZ4 = 0, 1, 2  # LZ4: since version 2
+CODECS = ("raw", "zstd", "lz4")
 MAX_LINE = 64
 MAX_BLOCK_RECORDS = 1 << 20
 FIXED_RECORD_BYTES = 25
@@ -70,9 +74,10 @@ class TraceReader:
             if pre[:8] != MAGIC:
                 raise TraceFormatError(f"trace corrupt at byte 0: {self.path} is not a Veil trace (bad magic)", 0)
             version, hlen = struct.unpack("<II", pre[8:])
-            if version != FORMAT_VERSION:
+            if not MIN_FORMAT_VERSION <= version <= FORMAT_VERSION:
                 raise TraceFormatError(f"trace format version {version} is not supported "
-                                       f"(this reader reads version {FORMAT_VERSION})")
+                                       f"(this reader reads versions {MIN_FORMAT_VERSION} to {FORMAT_VERSION})")
+            self.version = version
             raw = self._read(hlen, "the header")
             try:
                 self.header: dict = json.loads(raw)
@@ -134,8 +139,17 @@ class TraceReader:
                 if stored_len != raw_len:
                     raise self._corrupt(at, f"raw block stores {stored_len} bytes, expected {raw_len}")
                 raw = stored
+            elif codec == CODEC_LZ4 and self.version >= 2:
+                if len(stored) < 4 or zlib.crc32(stored[4:]) != struct.unpack("<I", stored[:4])[0]:
+                    raise self._corrupt(at, "block fails its CRC-32 check")
+                try:
+                    raw = lz4.block.decompress(stored[4:], uncompressed_size=raw_len)
+                except lz4.block.LZ4BlockError as e:
+                    raise self._corrupt(at, f"block does not decompress: {e}") from None
+                if len(raw) != raw_len:
+                    raise self._corrupt(at, f"block decompresses to {len(raw)} bytes, expected {raw_len}")
             else:
-                raise self._corrupt(at, f"unknown block codec {codec}")
+                raise self._corrupt(at, f"unknown block codec {codec} in a version {self.version} trace")
             out = np.empty(n, self.dtype)
             cols = np.frombuffer(raw, np.uint8)
             pos = 0
@@ -188,17 +202,26 @@ class TraceReader:
 
 class TraceWriter:
     """Writes the format from structured arrays: `write(array)` any number of times, `finish()`.
-    Used for synthetic traces in tests and by consumers that transform traces."""
+    Used for synthetic traces in tests and by consumers that transform traces. `codec`: "zstd"
+    (at `level`), "lz4" or "raw"; without it, zstd at `level`, or raw where `level` is None."""
 
-    def __init__(self, path: str | Path, header: dict, *, block_records: int = 16384, level: int | None = 3):
+    def __init__(self, path: str | Path, header: dict, *, block_records: int = 16384, level: int | None = 3,
+                 codec: str | None = None):
         self.line_size = _check_line_size(header.get("line_size"))
         if not 0 < block_records <= MAX_BLOCK_RECORDS:
             raise ValueError(f"block_records {block_records} is not in 1..{MAX_BLOCK_RECORDS}")
+        if codec is None:
+            codec = "raw" if level is None else "zstd"
+        if codec not in CODECS:
+            raise ValueError(f"codec {codec!r} is not one of {', '.join(CODECS)}")
+        if codec == "zstd" and level is None:
+            raise ValueError("codec 'zstd' needs a level")
+        self.codec = codec
         self.dtype = record_dtype(self.line_size)
         self._f = open(path, "wb")
         self._block = block_records
         self._cctx = zstandard.ZstdCompressor(level=level, write_checksum=True,
-                                              write_content_size=True) if level is not None else None
+                                              write_content_size=True) if codec == "zstd" else None
         self._pending: list[np.ndarray] = []
         self._have = 0
         self.records = self.blocks = self.threads = 0
@@ -240,8 +263,13 @@ class TraceWriter:
             return
         raw = b"".join(np.ascontiguousarray(recs[name]).tobytes()
                        for name in ("thread", "kind", "llc_hits", "addr", "insts", "data"))
-        stored = self._cctx.compress(raw) if self._cctx else raw
-        codec = CODEC_ZSTD if self._cctx else CODEC_RAW
+        if self.codec == "zstd":
+            stored, codec = self._cctx.compress(raw), CODEC_ZSTD
+        elif self.codec == "lz4":
+            body = lz4.block.compress(raw, store_size=False)
+            stored, codec = struct.pack("<I", zlib.crc32(body)) + body, CODEC_LZ4
+        else:
+            stored, codec = raw, CODEC_RAW
         self._put(BLOCK_TAG + struct.pack("<IIII", codec, n, len(raw), len(stored)) + stored)
         self.records += n
         self.blocks += 1

@@ -1,9 +1,13 @@
 """Running programs under the veiltrace Valgrind tool and caching the traces.
 
 The tool (tracer/, GPL-2.0) streams raw trace blocks into a pipe; `veil._native.trace.pack_fd`
-reads them while the program runs and writes the zstd-compressed trace with the full header.
+reads them while the program runs and writes the compressed trace (LZ4 blocks) with the full header.
 Traces of suite workloads are cached by (workload, size, threads, input hash, geometry, tool
 version), so asking twice traces once: `ensure_trace("gzip", llc_bytes=256 * 1024)`.
+
+Multi-threaded workloads are traced with `--stream=l1`: the tool streams each thread's L1
+misses and victims, and `pack_fd` replays the shared LLC offline in a fixed interleaving (quanta
+of `quantum` instructions), so their traces repeat byte for byte (docs/trace.md).
 """
 
 from __future__ import annotations
@@ -24,14 +28,20 @@ from pathlib import Path
 
 from veil.core import ConfigError, VeilError
 
+from .format import FORMAT_VERSION
 from .workloads import REPO, get_workload
 
 TRACER_DIR = REPO / "tracer"
 TOOL_LIB = TRACER_DIR / "build" / "lib"
 TOOL_NAME = "veiltrace"
 # Fixed, minimal environment: the environment is copied onto the program's stack, so the same
-# environment is part of getting the same addresses, hence byte-identical traces.
-RUN_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PYTHONHASHSEED": "0"}
+# environment is part of getting the same addresses, hence byte-identical traces. LD_BIND_NOW:
+# the dynamic linker resolves every symbol at startup, in the first thread; resolved lazily, the
+# first thread to call a function does the work, and which thread that is varies run to run.
+RUN_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PYTHONHASHSEED": "0", "LD_BIND_NOW": "1"}
+# How traces are stored: LZ4 blocks read about twice as fast as zstd's for 1.7x the disk
+# (docs/trace.md, Speed). It enters the cache key with the format version.
+PACK_CODEC = "lz4"
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,13 @@ def _tool_source_digest() -> str:
     return hashlib.sha256((TRACER_DIR / "veiltrace.c").read_bytes()).hexdigest()[:12]
 
 
+def _replay_source_digest() -> str:
+    """The offline LLC replay is part of what makes a multi-threaded trace: its source enters the
+    cache key too (where the checkout has it), beside its declared version."""
+    src = REPO / "crates" / "veil-trace" / "src" / "replay.rs"
+    return hashlib.sha256(src.read_bytes()).hexdigest()[:12] if src.is_file() else "?"
+
+
 _built = False
 
 
@@ -122,9 +139,20 @@ def ensure_tool() -> Path:
     return TOOL_LIB
 
 
-def tool_version() -> str:
-    """Names the tool build: its version, the Valgrind it links, its source digest."""
-    return f"veiltrace 1.0 (valgrind {_valgrind_version()}) src {_tool_source_digest()}"
+def tool_version(quantum: int | None = None) -> str:
+    """Names the tool build: its version, the Valgrind it links, its source digest; for a
+    replayed multi-threaded trace also the replay's version and quantum."""
+    v = f"veiltrace 1.1 (valgrind {_valgrind_version()}) src {_tool_source_digest()}"
+    if quantum is not None:
+        from veil import _native
+        v += f" + {_native.trace.REPLAY_VERSION} src {_replay_source_digest()} quantum {quantum}"
+    return v
+
+
+def check_quantum(quantum: int) -> int:
+    if not isinstance(quantum, int) or isinstance(quantum, bool) or quantum < 1:
+        raise ConfigError(f"quantum: {quantum!r} is not a positive number of instructions")
+    return quantum
 
 
 def _valgrind_version() -> str:
@@ -143,19 +171,26 @@ def _check_writable(out: Path) -> None:
 
 
 def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, cwd: Path | None = None,
-              header: dict | None = None, progress: Callable[[float, int], None] | None = None) -> dict:
+              header: dict | None = None, progress: Callable[[float, int], None] | None = None,
+              quantum: int | None = None) -> dict:
     """Runs `program args` under the tool, writing the compressed trace to `out`; returns the
-    summary (records, blocks, threads, the tool's per-thread stats)."""
+    summary (records, blocks, threads, the tool's per-thread stats). With `quantum`, the tool
+    streams per-thread L1 events and the shared LLC is replayed offline in quanta of that many
+    instructions (byte-identical traces of multi-threaded programs)."""
     out = Path(out)
+    if quantum is not None:
+        check_quantum(quantum)
     _check_writable(out)
     lib = ensure_tool()
     exe = shutil.which(program) if os.sep not in program else program
     if exe is None or not os.access(exe, os.X_OK):
         raise ConfigError(f"program '{program}' is not an executable or on PATH")
-    patch = {"program": Path(exe).name, "args": list(args), "tool_version": tool_version(), **(header or {})}
+    patch = {"program": Path(exe).name, "args": list(args), "tool_version": tool_version(quantum), **(header or {})}
     tmp = out.with_name(f".{out.name}.{os.getpid()}.part")
     rfd, wfd = os.pipe()
-    cmd = [*isolation(), valgrind_path(), f"--tool={TOOL_NAME}", "-q", f"--out-fd={wfd}", *geometry.tool_args(), exe, *args]
+    stream = ["--stream=l1"] if quantum is not None else []
+    cmd = [*isolation(), valgrind_path(), f"--tool={TOOL_NAME}", "-q", f"--out-fd={wfd}", *geometry.tool_args(), *stream,
+           exe, *args]
     env = dict(RUN_ENV, VALGRIND_LIB=str(lib))
     with tempfile.TemporaryFile() as err:
         try:
@@ -171,7 +206,8 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
 
         def pack():
             try:
-                result["summary"] = json.loads(_native.trace.pack_fd(rfd, str(tmp), json.dumps(patch)))
+                q = [quantum] if quantum is not None else []
+                result["summary"] = json.loads(_native.trace.pack_fd(rfd, str(tmp), json.dumps(patch), *q, codec=PACK_CODEC))
             except ValueError as e:
                 result["error"] = str(e)
 
@@ -208,35 +244,50 @@ def cache_dir() -> Path:
     return Path(os.environ.get("VEIL_TRACE_CACHE", ".veil/traces")).resolve()
 
 
+def cache_key(workload: str, size: str, threads: int, input_hash: str, geom: Geometry,
+              quantum: int | None = None) -> str:
+    """Names a cached trace: a new tool build, format version or storage codec gives a new name,
+    so an old file is never served (it is traced again)."""
+    key = json.dumps({"workload": workload, "size": size, "threads": threads, "input": input_hash,
+                      "geometry": asdict(geom), "tool": tool_version(quantum),
+                      "format": f"v{FORMAT_VERSION} {PACK_CODEC}"}, sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def ensure_trace(workload: str, *, size: str = "small", threads: int | None = None,
                  llc_bytes: int = 256 * 1024, llc_assoc: int = 4, l1_bytes: int = 8 * 1024, l1_assoc: int = 1,
                  line_size: int = 64, ifetch: bool = True, cache: Path | None = None,
-                 progress: Callable[[float, int], None] | None = None) -> Path:
+                 progress: Callable[[float, int], None] | None = None, quantum: int | None = None) -> Path:
     """The trace of a suite workload through the given caches, traced on first use and cached
-    by (workload, size, threads, input hash, geometry, tool version)."""
+    by (workload, size, threads, input hash, geometry, tool version). Multi-threaded workloads
+    are replayed offline in quanta of `quantum` instructions (default: the replay's,
+    `veil._native.trace.REPLAY_QUANTUM`); single-threaded ones use the tool's own LLC."""
     w = get_workload(workload)
     geom = Geometry(l1_bytes, l1_assoc, llc_bytes, llc_assoc, line_size, ifetch)
+    if w.multithreaded:
+        from veil import _native
+        quantum = check_quantum(_native.trace.REPLAY_QUANTUM if quantum is None else quantum)
+    elif quantum is not None:
+        raise ConfigError(f"quantum: workload {workload} is single-threaded (its trace needs no replay)")
     root = Path(cache).resolve() if cache is not None else cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     # One process at a time prepares a workload's inputs and traces it: parallel sweep workers asking
     # for the same trace would otherwise rewrite the input files under each other's programs.
     with open(root / f".{workload}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _ensure_locked(w, workload, size, threads, geom, root, progress)
+        return _ensure_locked(w, workload, size, threads, geom, root, progress, quantum)
 
 
 def _ensure_locked(w, workload: str, size: str, threads: int | None, geom: Geometry, root: Path,
-                   progress: Callable[[float, int], None] | None) -> Path:
+                   progress: Callable[[float, int], None] | None, quantum: int | None) -> Path:
     workdir = root / "inputs" / workload
     inv = w.prepare(size, threads, workdir)
     t = w.threads if threads is None else threads
-    key = json.dumps({"workload": workload, "size": size, "threads": t, "input": inv.input_hash,
-                      "geometry": asdict(geom), "tool": tool_version()}, sort_keys=True)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    digest = cache_key(workload, size, t, inv.input_hash, geom, quantum)
     out = root / f"{workload}-{size}-t{t}-{geom.tag()}-{digest}.vtrace"
     if out.exists():
         return out
     header = {"workload": workload, "input_hash": inv.input_hash, "threads": t,
               "extra": {"size": size, "input": w.sizes[size], "cache_key": digest}}
-    run_trace(inv.program, list(inv.args), out, geom, cwd=workdir, header=header, progress=progress)
+    run_trace(inv.program, list(inv.args), out, geom, cwd=workdir, header=header, progress=progress, quantum=quantum)
     return out

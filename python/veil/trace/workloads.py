@@ -2,7 +2,7 @@
 
 Two families:
 - `spec`: SPEC CPU-like single-threaded programs (memcrypt): Debian's gzip, bzip2, xz, gcc's
-  cc1, python3, sqlite3, and in-repo kernels standing in for 181.mcf and 172.mgrid.
+  cc1, python3, sqlite3, and in-repo kernels standing in for 181.mcf (network simplex) and 172.mgrid.
 - `splash`: SPLASH-2/PARSEC-like multi-threaded kernels (memnet), written in-repo from the
   published algorithms (workloads/src/*.c, each citing its source).
 
@@ -214,8 +214,9 @@ def _kernel_workload(name, family, stands_for, source, sizes, args, threads=1, m
     _register(Workload(name, family, stands_for, source, sizes, threads, mt, _prepare=prepare))
 
 
-_kernel_workload("mcf", "spec", "181.mcf (pointer chasing over a large network)",
-                 "successive shortest paths min-cost flow, Ahuja, Magnanti & Orlin, Network Flows (1993) ch. 9",
+_kernel_workload("mcf", "spec", "181.mcf (network simplex: pointer chasing over a large network)",
+                 "primal network simplex with multiple partial pricing and a strongly feasible tree, "
+                 "Löbel, ZIB SC-96-7 (1996); Ahuja, Magnanti & Orlin, Network Flows (1993) ch. 11",
                  {"small": "4,000 nodes, 4 arcs each, 30 units", "medium": "12,000 nodes, 4 arcs each, 60 units"},
                  {"small": lambda t: ["4000", "4", "30"], "medium": lambda t: ["12000", "4", "60"]})
 _kernel_workload("mgrid", "spec", "172.mgrid (3-D multigrid stencils)",
@@ -248,6 +249,12 @@ _kernel_workload("streamcluster", "splash", "PARSEC streamcluster",
                  "facility-location local search, O'Callaghan et al. ICDE 2002; Bienia et al. PACT 2008",
                  {"small": "4,096 points x 32 dims, 100 rounds", "medium": "32,768 points x 32 dims, 200 rounds"},
                  {"small": lambda t: ["4096", str(t), "32", "100"], "medium": lambda t: ["32768", str(t), "32", "200"]},
+                 threads=4, mt=True)
+_kernel_workload("canneal", "splash", "PARSEC canneal",
+                 "lock-free simulated-annealing placement, cache-aware moves; Banerjee, Parallel Algorithms "
+                 "for VLSI CAD (1994); Bienia et al. PACT 2008",
+                 {"small": "65,536 elements, 16 x 8,192 moves", "medium": "1,048,576 elements, 24 x 65,536 moves"},
+                 {"small": lambda t: ["65536", str(t), "8192", "16"], "medium": lambda t: ["1048576", str(t), "65536", "24"]},
                  threads=4, mt=True)
 _kernel_workload("barnes", "splash", "SPLASH-2 BARNES",
                  "Barnes-Hut octree N-body, Barnes & Hut, Nature 1986; Woo et al. ISCA 1995",

@@ -236,6 +236,11 @@ pub struct MemSysConfig {
     pub max_cycles: u64,
     /// Jump over cycles in which nothing can happen (same results as stepping each one).
     pub fast_forward: bool,
+    /// Record what an adversary probing every channel sees (`crate::observe`).
+    pub observe: bool,
+    /// Cap on recorded events per stream (channel traversals, injections); memory is about
+    /// 18 bytes per event.
+    pub observe_max_events: usize,
 }
 
 impl Default for MemSysConfig {
@@ -268,6 +273,8 @@ impl Default for MemSysConfig {
             secure: SecureConfig::default(),
             max_cycles: 0,
             fast_forward: true,
+            observe: false,
+            observe_max_events: 20_000_000,
         }
     }
 }

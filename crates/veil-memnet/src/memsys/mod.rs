@@ -508,7 +508,10 @@ impl MemSystem {
                 }
             }
         }
-        let engine = Engine::external(&cfg.network, topo)?;
+        let mut engine = Engine::external(&cfg.network, topo)?;
+        if cfg.observe {
+            engine.observe(cfg.observe_max_events);
+        }
 
         // Memory geometry and address map.
         let banks = (m.layers * m.banks_per_layer) as u64;

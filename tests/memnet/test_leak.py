@@ -1,0 +1,151 @@
+"""The adversary on the simulator: what it records, the verdict of every registered routing
+algorithm against a table of expected verdicts, and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from veil.core import ConfigError
+from veil.core.config import validate
+from veil.memnet import engine
+from veil.memnet.leak import LEAKS, NO_LEAK, flatten, leak, observe, result_keys, run
+from veil.memnet.memsys import MemSysConfig, to_rust_config
+
+from conftest import one_line_error, write
+
+# Small runs that keep the tests quick: 4 CPUs x 60 requests on the default 64-module
+# dragonfly, two seeds per pattern, 500-cycle windows. Every algorithm gets at least as many
+# windows as non-secure minimal, which is flagged with them (secure ones run longer).
+SMALL = {"memsys": {"requests_per_cpu": 60, "cpus": 4, "encryption": "source_otp"}, "repeats": 2, "window": 500}
+# constant_rate keeps every injection channel busy for the whole run, the slowest to simulate:
+# fewer requests, one packet per 16-cycle slot; its runs still give the most windows.
+SETTINGS = {"constant_rate": {"memsys": {**SMALL["memsys"], "requests_per_cpu": 20, "secure": {"slot_cycles": 16}}}}
+
+# Expected verdicts for uniform vs hotspot (modules 0-3 get half the misses): (spatial,
+# temporal); None = measured and reported, not asserted. Every registered algorithm must have
+# a row; a row whose algorithm is not registered shows up as an expected failure.
+EXPECTED = {
+    "direct": (LEAKS, None),
+    "minimal": (LEAKS, None),
+    "minimal_dummy": (NO_LEAK, None),
+    "sequential": (NO_LEAK, None),
+    "broadcast": (NO_LEAK, None),
+    "ghost_minimal": (NO_LEAK, None),
+    "ghost_nonminimal": (NO_LEAK, None),
+    "adaptive_ghost": (NO_LEAK, None),
+    "constant_rate": (NO_LEAK, NO_LEAK),
+}
+REGISTERED = sorted(name for kind, name, _ in engine.components() if kind == "injection")
+NON_SECURE = {"direct", "minimal"}
+# Algorithms whose CPUs' next destinations are uniform random permutations of the modules.
+PERMUTATION_STREAMS = {"ghost_minimal", "adaptive_ghost", "constant_rate"}
+
+
+def leak_config(algorithm: str, **extra):
+    return validate("memnet.leak", {**SMALL, **SETTINGS.get(algorithm, {}), "algorithm": algorithm, **extra})
+
+
+def test_the_record_is_what_the_wire_shows():
+    cfg = to_rust_config(MemSysConfig(requests_per_cpu=100))
+    o = observe(cfg)
+    r = o.result
+    assert o.complete_until == 2**64 - 1  # nothing cut
+    # One injection per request and per response; each on its injection channel, then one
+    # output channel per router crossed, the last one its ejection channel.
+    assert len(o.inj_cycle) == 2 * (r["reads"] + r["writes"])
+    kinds = np.array(o.channel_kind)[o.ch_id]
+    assert (kinds == "injection").sum() == (kinds == "ejection").sum() == len(o.inj_cycle)
+    assert len(o.ch_id) == pytest.approx(len(o.inj_cycle) * (1 + r["avg_hops"]), abs=0.5)
+    assert set(np.unique(o.inj_flits)) <= {1, 5}
+    # Requests leave CPUs toward modules, responses the other way.
+    cpu = np.isin(o.inj_src, o.cpu_nodes)
+    assert np.isin(o.inj_dst[cpu], o.module_nodes).all()
+    assert np.isin(o.inj_dst[~cpu], o.cpu_nodes).all() and np.isin(o.inj_src[~cpu], o.module_nodes).all()
+    # A capped record stops early and says where.
+    capped = observe({**cfg, "observe_max_events": 2000})
+    assert capped.complete_until < r["runtime_cycles"] and len(capped.ch_id) <= 2000
+    assert capped.result["runtime_cycles"] == r["runtime_cycles"]
+
+
+def test_non_secure_routing_is_flagged_spatially():
+    rep = run(leak_config("minimal", memsys={**SMALL["memsys"], "cpus": 16, "requests_per_cpu": 150}))
+    sp = rep["spatial"]
+    assert sp["verdict"] == LEAKS and sp["p"] < 1e-6, sp
+    by = {t["name"]: t for t in sp["tests"]}
+    assert by["pairs"]["p_adjusted"] < 1e-6 and by["channels"]["p_adjusted"] < 1e-6
+    assert by["classifier"]["statistic"] > 0.9
+    # Minimal routing's next destinations are the program's own: not a permutation stream.
+    perm = rep["permutation_stream"]["detail"]
+    assert perm["blocks"] > 0 and perm["non_permutation_blocks"] == perm["blocks"]
+    flat = flatten(rep)
+    keys = result_keys(flat)
+    assert keys["memnet/leak/minimal/spatial_accuracy"] == flat["spatial_accuracy"]
+    assert set(keys) >= {"memnet/leak/minimal/spatial_accuracy", "memnet/leak/minimal/temporal_accuracy"}
+
+
+def test_two_module_sets_with_the_same_volume_leak_only_where():
+    """Traffic to modules 0-7 vs modules 32-39 (same amount): direct routing gives away where."""
+    rep = run(leak_config("minimal", a={"label": "0-7", "workload": "hotspot", "hot_modules": list(range(8)),
+                                        "hotspot_fraction": 1.0},
+                          b={"label": "32-39", "workload": "hotspot", "hot_modules": list(range(32, 40)),
+                             "hotspot_fraction": 1.0}))
+    assert rep["spatial"]["p"] < 1e-6
+
+
+@pytest.mark.parametrize("algorithm", sorted(set(EXPECTED) | set(REGISTERED)))
+def test_verdict_table(algorithm):
+    if algorithm not in REGISTERED:
+        pytest.xfail(f"routing algorithm '{algorithm}' is not registered (secure routing: wt/mn-routing)")
+    assert algorithm in EXPECTED, f"'{algorithm}' is registered but has no expected verdict: add it to EXPECTED"
+    spatial, temporal = EXPECTED[algorithm]
+    rep = run(leak_config(algorithm))
+    assert rep["spatial"]["verdict"] == spatial, rep["spatial"]
+    if algorithm in NON_SECURE:
+        assert rep["spatial"]["p"] < 1e-6
+    if temporal is not None:
+        assert rep["temporal"]["verdict"] == temporal, rep["temporal"]
+    if algorithm in PERMUTATION_STREAMS:
+        perm = rep["permutation_stream"]
+        assert perm["detail"]["blocks"] >= 8 and perm["p"] > 1e-3, perm
+    # The sample size the verdict rests on is stated.
+    cls = {t["name"]: t for t in rep["spatial"]["tests"]}["classifier"]["detail"]
+    assert cls["n"] > 0 and cls["detectable_accuracy"] < 1.0
+
+
+def test_bad_input_is_one_line(veil_cli, tmp_path):
+    base = ("experiment = \"memnet.leak\"\nrepeats = 1\n[memsys]\nrequests_per_cpu = 20\n")
+    same = write(tmp_path / "same.toml", base + "[a]\nworkload = \"uniform\"\n[b]\nworkload = \"uniform\"\nlabel = \"u2\"\n")
+    one_line_error(veil_cli("memnet", "leak", str(same)), "identical")
+    # The rest through the same code path without a process each.
+    with pytest.raises(ConfigError, match=r"b.hot_modules: module\(s\) \[64\] do not exist \(the network has 64 modules"):
+        leak(validate("memnet.leak", {"b": {"workload": "hotspot", "hot_modules": [3, 64]}}))
+    with pytest.raises(ConfigError, match="algorithm"):
+        validate("memnet.leak", {"algorithm": "teleport"})
+    with pytest.raises(ConfigError, match="seed"):
+        validate("memnet.leak", {"memsys": {"seed": 3}})
+    with pytest.raises(ConfigError, match="memnet.memsys"):
+        leak(validate("memnet.leak", {"base": str(same)}))
+
+
+def test_cli_prints_both_families(veil_cli, tmp_path):
+    cfg = write(tmp_path / "leak.toml", "experiment = \"memnet.leak\"\nrepeats = 1\nwindow = 500\n"
+                                        "[memsys]\nrequests_per_cpu = 60\ncpus = 4\n")
+    r = veil_cli("memnet", "leak", str(cfg), "--json", "out.json")
+    assert r.rc == 0, r.err
+    assert "SPATIAL:" in r.out and "TEMPORAL:" in r.out and "classifier accuracy" in r.out
+    import json
+
+    res = json.loads((tmp_path / "out.json").read_text())
+    assert res["algorithm"] == "minimal" and 0 <= res["spatial_accuracy"] <= 1
+
+
+def test_quick_settings_are_the_shipped_config():
+    from pathlib import Path
+
+    from veil.core.config import load_config
+    from veil.memnet.leak import QUICK
+
+    root = Path(__file__).resolve().parents[2]
+    _, cfg = load_config(root / "configs/memnet/leak_uniform_vs_hotspot.toml")
+    assert validate("memnet.leak", {**QUICK, "algorithm": cfg.algorithm}).model_dump() == cfg.model_dump()
