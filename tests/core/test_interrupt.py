@@ -32,16 +32,27 @@ def stored_results(store) -> int:
         return 0
 
 
+def cpu_seconds(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def interrupt(args: list[str], cwd, store, after: float, results: int = 0) -> tuple[int, str, str, float]:
-    """Starts `veil ARGS`, waits `after` seconds and, where `results` is given, until the store
-    holds that many results (a loaded machine may take much longer than `after`), then sends
+    """Starts `veil ARGS`, waits `after` seconds, until the child has used 2 CPU-seconds (past its
+    imports, inside the work: on a loaded machine `after` seconds of wall time may not get it
+    that far) and, where `results` is given, until the store holds that many results; then sends
     SIGINT and returns (rc, stdout, stderr, seconds from SIGINT to exit)."""
     env = {**os.environ, "VEIL_STORE": str(store)}
     p = subprocess.Popen([sys.executable, "-m", "veil.cli", *args], cwd=cwd, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     time.sleep(after)  # long enough to be inside the work, not the imports
     deadline = time.monotonic() + 180
-    while stored_results(store) < results and p.poll() is None and time.monotonic() < deadline:
+    while (cpu_seconds(p.pid) < 2.0 or stored_results(store) < results) and p.poll() is None \
+            and time.monotonic() < deadline:
         time.sleep(0.2)
     assert p.poll() is None, p.communicate()
     p.send_signal(signal.SIGINT)
