@@ -207,7 +207,7 @@ def detectable_accuracy(n: int, alpha: float) -> float:
 
 
 def classify(xa: np.ndarray, xb: np.ndarray, groups_a: np.ndarray, groups_b: np.ndarray, name: str,
-             alpha: float = 1e-3, seed: int = 0, folds_a: np.ndarray | None = None,
+             alpha: float = 1e-3, folds_a: np.ndarray | None = None,
              folds_b: np.ndarray | None = None) -> TestResult:
     """Trains a classifier (standardised features, L2 logistic regression) to tell windows of
     A from windows of B and scores it on held-out groups (grouped K-fold: a group is a block of
