@@ -145,3 +145,12 @@ def test_trace_prefix_and_oram_trace(tmp_path):
         i += 2 * k
         seen += 1
     assert seen == len(orig)
+
+
+def test_the_two_derivations_of_ghost_dummies_agree():
+    # The simulator's crate (Rust, used by its own tests) and the evaluation's closed-form model
+    # (numpy) derive the same Markov chain independently; each checks the other.
+    from veil.memnet.memsys import ghost_dummies_analytic
+
+    for n in (1, 2, 3, 5, 16, 64, 100):
+        assert ghost_dummies_analytic(n) == pytest.approx(sm.ghost_dummies_low_load(n), rel=1e-9, abs=1e-12)
