@@ -24,7 +24,7 @@ from veil.core.errors import ConfigError, VeilError
 from veil.core.registry import REGISTRY, Reproducer, load_systems
 from veil.core.runner import run_experiment, veil_version
 from veil.core.store import ResultStore
-from veil.core.sweep import _connect, configs_for, run_points
+from veil.core.sweep import configs_for, connect, run_points
 
 BASES = ("predicted", "calibrated", "computed", "projected", "measured")
 VERDICTS = ("within", "outside", "shape only", "no reference", "no tolerance", "no value")
@@ -336,7 +336,7 @@ def reproduce(systems: list[str], out_dir: Path, store: ResultStore | None, quic
     except OSError as e:
         raise ConfigError(f"--out {out_dir}: cannot write there ({e.strerror})") from None
     # One connection for the whole reproduction: every run_many sends its uncached points there.
-    client, own_client = _connect(scheduler) if scheduler else (None, False)
+    client, own_client = connect(scheduler) if scheduler else (None, False)
     sections = []
     try:
         for rep in reps:

@@ -139,7 +139,7 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
 
     if REGISTRY.experiment(experiment).exclusive:
         jobs = 1
-    client, own_client = (_connect(scheduler) if isinstance(scheduler, str) else (scheduler, False)) \
+    client, own_client = (connect(scheduler) if isinstance(scheduler, str) else (scheduler, False)) \
         if (scheduler and todo) else (None, False)
     bar = _progress(len(todo), label, progress)
 
@@ -220,7 +220,8 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
     pool.shutdown(wait=True)
 
 
-def _connect(address: str):
+def connect(address: str):
+    """A Dask client for `--scheduler ADDRESS` and whether the caller owns it (bad address: one line, exit 2)."""
     try:
         from distributed import Client
     except ImportError:  # pragma: no cover - dask is a declared dependency
