@@ -2,16 +2,23 @@
 //! `cargo run --release -p veil-memcrypt --example shapes TRACE RECORDS [field=value ...]` runs the unprotected machine,
 //! AES / TDES / counter mode without and with speculation on the first RECORDS records of a
 //! trace, with the overrides applied to every run, and prints speedups and bitmap/DRAM counts.
+//! `skip=K` passes over the trace's first K records (then `warmup_records=W` warms up, and RECORDS
+//! are timed).
 
 use veil_memcrypt::input::{simulate_run, Run};
 
 fn run(trace: &str, n: u64, over: &serde_json::Map<String, serde_json::Value>, extra: serde_json::Value) -> veil_memcrypt::Results {
     let mut v = serde_json::to_value(veil_memcrypt::Config::default()).unwrap();
+    let mut skip_records = 0;
     for (k, x) in over.iter().chain(extra.as_object().unwrap().iter()) {
-        v[k] = x.clone();
+        if k == "skip" {
+            skip_records = x.as_u64().expect("skip: a number");
+        } else {
+            v[k] = x.clone();
+        }
     }
     let config = serde_json::from_value(v).unwrap();
-    simulate_run(&Run { config, trace: Some(trace.into()), synth: None, max_records: n }, &|| false).unwrap()
+    simulate_run(&Run { config, trace: Some(trace.into()), synth: None, max_records: n, skip_records }, &|| false).unwrap()
 }
 
 fn main() {

@@ -99,6 +99,10 @@ pub struct Config {
     /// Beyond the paper: each line's bitmap travels with its MACs (pad-encrypted), so no bitmap
     /// line is fetched, but speculation cannot know the pairs before the line arrives.
     pub bitmap_inline: bool,
+    /// Fast-forward (paper §5: "During fast-forwarding, L1 cache, L2 cache, and frequent value
+    /// tracking are simulated"): the first this-many records only train the FVT, the lines'
+    /// bitmaps, the bitmap cache and its prefetcher; timing and every count start after them.
+    pub warmup_records: u64,
     /// Key seed for the functional model.
     pub seed: u64,
 }
@@ -146,6 +150,7 @@ impl Default for Config {
             bitmap_prefetch_streams: 8,
             bitmap_write_if_changed: true,
             bitmap_inline: false,
+            warmup_records: 0,
             seed: 1,
         }
     }

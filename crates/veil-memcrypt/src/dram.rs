@@ -6,6 +6,18 @@
 //! the CPU:memory clock ratio turns them into core cycles, so a slower bus (1:6) lengthens
 //! every miss. Lines are interleaved across banks at row granularity (row = consecutive lines),
 //! so streaming accesses hit open rows.
+//!
+//! **Requests come in trace order, not time order.** A miss that waits for the line holding its
+//! address, a bitmap line, a prefetch or a writeback asks for memory at a time later or earlier
+//! than the request made just before it. Holding each bank and the bus in call order (a single
+//! `ready` time each) would make an earlier request queue behind a later one's reservation, so
+//! that one dependent miss delays every independent miss issued before it in time. Instead the
+//! banks and the bus keep their reservations as busy intervals and a request takes the first gap
+//! at or after its time that fits, as a controller that sees requests in time order would do.
+//! Approximations: the row a request finds open is the row of the reservation before it in time,
+//! and a later reservation keeps the row outcome it was booked with when an earlier request is
+//! slotted in before it; the caller retires reservations that end before the earliest time any
+//! future request can have (the core's time), so the searches stay short.
 
 /// Row-buffer outcome counts.
 #[derive(Clone, Copy, Debug, Default)]
@@ -15,15 +27,26 @@ pub struct DramStats {
     pub row_conflicts: u64,
 }
 
+/// A reservation: the bank (or the bus) is busy in [start, end); for a bank, the row it opens.
 #[derive(Clone, Copy, Debug)]
+struct Busy {
+    start: f64,
+    end: f64,
+    row: u64,
+}
+
+#[derive(Clone, Debug)]
 struct Bank {
-    open_row: u64,
-    ready: f64,
+    /// Reservations by start time.
+    busy: std::collections::VecDeque<Busy>,
+    /// The row open after the last retired reservation.
+    retired_row: u64,
 }
 
 pub struct Dram {
     banks: Vec<Bank>,
-    bus_free: f64,
+    /// The data bus's reservations by start time (they never overlap).
+    bus: std::collections::VecDeque<Busy>,
     clk: f64,
     t_cas: f64,
     t_rcd: f64,
@@ -36,13 +59,38 @@ pub struct Dram {
 
 const CLOSED: u64 = u64::MAX;
 
+#[derive(Clone, Copy)]
+enum Outcome {
+    Hit,
+    Closed,
+    Conflict,
+}
+
+/// Index of the first reservation that ends after `t` (starts are sorted; ends nearly so).
+#[inline]
+fn first_live(q: &std::collections::VecDeque<Busy>, t: f64) -> usize {
+    let i = q.partition_point(|b| b.start < t);
+    // Reservations that start before t may still run past it.
+    let mut j = i;
+    while j > 0 && q[j - 1].end > t {
+        j -= 1;
+    }
+    j
+}
+
+#[inline]
+fn insert(q: &mut std::collections::VecDeque<Busy>, b: Busy) {
+    let i = q.partition_point(|x| x.start <= b.start);
+    q.insert(i, b);
+}
+
 impl Dram {
     /// `clk` = core cycles per bus clock; timings in bus clocks.
     #[allow(clippy::too_many_arguments)]
     pub fn new(banks: u32, row_bytes: u64, bus_bytes: u32, clk: f64, t_cas: f64, t_rcd: f64, t_rp: f64, pipelined_cas: bool) -> Self {
         Dram {
-            banks: vec![Bank { open_row: CLOSED, ready: 0.0 }; banks as usize],
-            bus_free: 0.0,
+            banks: vec![Bank { busy: Default::default(), retired_row: CLOSED }; banks as usize],
+            bus: Default::default(),
             clk,
             t_cas,
             t_rcd,
@@ -54,40 +102,102 @@ impl Dram {
         }
     }
 
+    /// Bus clocks from the bank's command to the data, by row outcome.
+    #[inline]
+    fn latency(&self, o: Outcome) -> f64 {
+        match o {
+            Outcome::Hit => self.t_cas,
+            Outcome::Closed => self.t_rcd + self.t_cas,
+            Outcome::Conflict => self.t_rp + self.t_rcd + self.t_cas,
+        }
+    }
+
+    /// Core cycles the bank is held from its command, with no wait for the bus: until the burst
+    /// is out of the array (pipelined CAS) or until the burst starts.
+    #[inline]
+    fn hold(&self, lat: f64) -> f64 {
+        if self.pipelined_cas {
+            // The column read issues CAS before its data; the bank takes its next command (a read
+            // to the open row, or a precharge) once the burst has been read out of the array,
+            // while this read's CAS latency runs: PC SDRAM allows READ to READ and READ to
+            // PRECHARGE after the burst length, not after CL.
+            (lat - self.t_cas + self.beats) * self.clk
+        } else {
+            lat * self.clk
+        }
+    }
+
     /// Reads or writes one 64-byte line (line index) requested at core cycle `t`; returns the
     /// cycle its last beat has crossed the bus.
     #[inline]
     pub fn access(&mut self, t: f64, line: u64) -> f64 {
         let row_seq = line / self.lines_per_row;
         let nb = self.banks.len() as u64;
-        let b = &mut self.banks[(row_seq % nb) as usize];
+        let bi = (row_seq % nb) as usize;
         let row = row_seq / nb;
-        let start = t.max(b.ready);
-        let lat = if b.open_row == row {
-            self.stats.row_hits += 1;
-            self.t_cas
-        } else if b.open_row == CLOSED {
-            self.stats.row_closed += 1;
-            self.t_rcd + self.t_cas
-        } else {
-            self.stats.row_conflicts += 1;
-            self.t_rp + self.t_rcd + self.t_cas
+
+        // The bank: the first gap at or after t that holds the command, with the row the
+        // reservation before it left open.
+        let (start, outcome) = {
+            let b = &self.banks[bi];
+            let mut i = first_live(&b.busy, t);
+            loop {
+                let (open, free) = match i.checked_sub(1).map(|k| b.busy[k]) {
+                    Some(p) => (p.row, p.end),
+                    None => (b.retired_row, f64::NEG_INFINITY),
+                };
+                let o = if open == row {
+                    Outcome::Hit
+                } else if open == CLOSED {
+                    Outcome::Closed
+                } else {
+                    Outcome::Conflict
+                };
+                let s = t.max(free);
+                match b.busy.get(i) {
+                    Some(next) if s + self.hold(self.latency(o)) > next.start => i += 1,
+                    _ => break (s, o),
+                }
+            }
         };
-        b.open_row = row;
-        let data = (start + lat * self.clk).max(self.bus_free);
-        let done = data + self.beats * self.clk;
-        self.bus_free = done;
-        b.ready = if self.pipelined_cas {
-            // The column read issues CAS before its data (later when the bus is busy); the bank
-            // takes its next command (a read to the open row, or a precharge) once the burst has
-            // been read out of the array, while this read's CAS latency runs: PC SDRAM allows
-            // READ to READ and READ to PRECHARGE after the burst length, not after CL.
-            data - self.t_cas * self.clk + self.beats * self.clk
-        } else {
-            // The bank is held until the burst starts.
-            data
-        };
+        match outcome {
+            Outcome::Hit => self.stats.row_hits += 1,
+            Outcome::Closed => self.stats.row_closed += 1,
+            Outcome::Conflict => self.stats.row_conflicts += 1,
+        }
+        let lat = self.latency(outcome);
+
+        // The bus: the first gap at or after the data's time that holds the burst.
+        let burst = self.beats * self.clk;
+        let mut data = start + lat * self.clk;
+        let mut j = first_live(&self.bus, data);
+        while let Some(b) = self.bus.get(j) {
+            if data + burst <= b.start {
+                break;
+            }
+            data = data.max(b.end);
+            j += 1;
+        }
+        let done = data + burst;
+        self.bus.insert(j, Busy { start: data, end: done, row: 0 });
+
+        // The bank is held as long as its burst waits for the bus.
+        let end = data - lat * self.clk + self.hold(lat);
+        insert(&mut self.banks[bi].busy, Busy { start, end, row });
         done
+    }
+
+    /// Forgets reservations that end by `t`: no request is made before the core's time, so
+    /// they can no longer delay one (a bank keeps the row its last one left open).
+    pub fn retire(&mut self, t: f64) {
+        while self.bus.front().is_some_and(|b| b.end <= t) {
+            self.bus.pop_front();
+        }
+        for b in &mut self.banks {
+            while b.busy.front().is_some_and(|x| x.end <= t) && b.busy.len() > 1 {
+                b.retired_row = b.busy.pop_front().unwrap().row;
+            }
+        }
     }
 
     /// Latency of an isolated access of each kind, core cycles: (hit, closed, conflict).
@@ -98,5 +208,67 @@ impl Dram {
             (self.t_rcd + self.t_cas) * self.clk + x,
             (self.t_rp + self.t_rcd + self.t_cas) * self.clk + x,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Table 2's SDRAM at 1:5: 4 banks, 4 KB rows (64 lines), CAS 20, RCD 7, RP 7, 8 beats.
+    fn table2() -> Dram {
+        Dram::new(4, 4096, 8, 5.0, 20.0, 7.0, 7.0, true)
+    }
+
+    #[test]
+    fn isolated_accesses_cost_their_unloaded_latency() {
+        let mut d = table2();
+        let (hit, closed, conflict) = d.unloaded();
+        assert_eq!((hit, closed, conflict), (140.0, 175.0, 210.0));
+        assert_eq!(d.access(0.0, 0), closed);
+        assert_eq!(d.access(1000.0, 1), 1000.0 + hit);
+        // Line 256 is row 1 of bank 0: a conflict.
+        assert_eq!(d.access(2000.0, 256), 2000.0 + conflict);
+        // After a retire the bank still knows its open row.
+        d.retire(5000.0);
+        assert_eq!(d.access(5000.0, 257), 5000.0 + hit);
+    }
+
+    #[test]
+    fn simultaneous_requests_share_the_bus_and_a_bank() {
+        let mut d = table2();
+        // Banks 0 and 1 (lines 0 and 64): both closed, the second burst follows the first.
+        assert_eq!(d.access(0.0, 0), 175.0);
+        assert_eq!(d.access(0.0, 64), 215.0);
+        // Bank 0 again, another row: it takes its command once the first burst is out of the
+        // array (RCD + 8 beats = 75 cycles), then RP + RCD + CAS + the burst.
+        assert_eq!(d.access(0.0, 256), 75.0 + 210.0);
+    }
+
+    #[test]
+    fn a_request_for_later_does_not_delay_an_earlier_one() {
+        // Booked in this order: a dependent miss at 1000, then an independent one at 0 (another
+        // bank) and one at 0 in the same bank, which fits before the reservation at 1000.
+        let mut d = table2();
+        assert_eq!(d.access(1000.0, 0), 1175.0);
+        assert_eq!(d.access(0.0, 64), 175.0);
+        assert_eq!(d.access(0.0, 1), 175.0 + 40.0, "same bank, closed row, after line 64's burst");
+        // A burst that fits in a gap of the bus takes it; one that would overlap a reserved burst
+        // (line 0's, 1135..1175) goes after it.
+        assert_eq!(d.access(850.0, 128), 1025.0);
+        assert_eq!(d.access(1000.0, 192), 1175.0 + 40.0);
+    }
+
+    #[test]
+    fn monotone_requests_are_served_in_order() {
+        // In time order the gaps change nothing: each access waits for its bank and the bus as
+        // a first-come first-served controller would make it.
+        let mut d = table2();
+        let mut last = 0.0;
+        for k in 0..64u64 {
+            let done = d.access(k as f64 * 10.0, (k * 97) % 1024);
+            assert!(done >= last + 40.0 || k == 0, "bursts never overlap: {k} {done} {last}");
+            last = done;
+        }
     }
 }

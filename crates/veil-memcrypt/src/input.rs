@@ -23,9 +23,13 @@ pub struct Run {
     pub trace: Option<String>,
     #[serde(default)]
     pub synth: Option<SynthConfig>,
-    /// Stop after this many records (0 = the whole trace).
+    /// Records to time after the warm-up (0 = the rest of the input).
     #[serde(default)]
     pub max_records: u64,
+    /// Records passed over at the start of the input before the warm-up (`config.warmup_records`)
+    /// begins: the fast-forward to the measured region (a generator's are generated and dropped).
+    #[serde(default)]
+    pub skip_records: u64,
 }
 
 fn convert(r: &veil_trace::Record) -> Record {
@@ -48,8 +52,9 @@ fn convert(r: &veil_trace::Record) -> Record {
 /// Runs of up to this many records keep their decoded records for the next run in the process.
 const CACHED_RECORDS: u64 = 1 << 20;
 
-/// Which prefix of which file: path, its length and modification time, the record limit.
-type TraceKey = (String, u64, std::time::SystemTime, u64);
+/// Which records of which file: path, its length and modification time, the records skipped and
+/// the record limit (counted from the file's start).
+type TraceKey = (String, u64, std::time::SystemTime, u64, u64);
 
 /// The records of the last trace prefix read in this process (a reproducer runs a workload's
 /// trace under some twenty machines one after another: decoding it once instead of each time
@@ -62,12 +67,12 @@ struct DecodedTrace {
 
 static LAST_TRACE: std::sync::Mutex<Option<DecodedTrace>> = std::sync::Mutex::new(None);
 
-fn cache_key(path: &str, limit: u64) -> Option<TraceKey> {
-    if limit > CACHED_RECORDS {
+fn cache_key(path: &str, skip: u64, limit: u64) -> Option<TraceKey> {
+    if limit - skip > CACHED_RECORDS {
         return None;
     }
     let m = std::fs::metadata(path).ok()?;
-    Some((path.to_owned(), m.len(), m.modified().ok()?, limit))
+    Some((path.to_owned(), m.len(), m.modified().ok()?, skip, limit))
 }
 
 /// The line size and records of `key`, if it was the last trace read.
@@ -78,8 +83,13 @@ fn cached(key: &TraceKey) -> Option<(u32, std::sync::Arc<Vec<Record>>)> {
 }
 
 /// Feeds every record of the run's input to `f`; polls `interrupted` every 64 Ki records.
+/// The records skipped (`skip_records`) are read but not passed on.
 pub fn for_each(run: &Run, interrupted: &dyn Fn() -> bool, mut f: impl FnMut(&Record) -> Result<()>) -> Result<()> {
-    let limit = if run.max_records == 0 { u64::MAX } else { run.max_records };
+    let skip = run.skip_records;
+    let limit = match run.max_records {
+        0 => u64::MAX,
+        m => skip.saturating_add(run.config.warmup_records).saturating_add(m),
+    };
     let mut n = 0u64;
     match (&run.trace, &run.synth) {
         (Some(path), None) => {
@@ -92,7 +102,7 @@ pub fn for_each(run: &Run, interrupted: &dyn Fn() -> bool, mut f: impl FnMut(&Re
                 }
                 Ok(())
             };
-            let key = cache_key(path, limit);
+            let key = cache_key(path, skip, limit);
             if let Some((ls, recs)) = key.as_ref().and_then(cached) {
                 line_size_ok(ls)?;
                 for r in recs.iter() {
@@ -113,12 +123,15 @@ pub fn for_each(run: &Run, interrupted: &dyn Fn() -> bool, mut f: impl FnMut(&Re
                 if n & 0xFFFF == 0 && interrupted() {
                     return Err(Error::Interrupted);
                 }
+                n += 1;
+                if n <= skip {
+                    continue;
+                }
                 let r = convert(&tr);
                 f(&r)?;
                 if let Some(v) = keep.as_mut() {
                     v.push(r);
                 }
-                n += 1;
             }
             if let (Some(key), Some(recs)) = (key, keep) {
                 *LAST_TRACE.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -133,8 +146,10 @@ pub fn for_each(run: &Run, interrupted: &dyn Fn() -> bool, mut f: impl FnMut(&Re
                 if n & 0xFFFF == 0 && interrupted() {
                     return Err(Error::Interrupted);
                 }
-                f(&rec)?;
                 n += 1;
+                if n > skip {
+                    f(&rec)?;
+                }
             }
         }
         _ => return Err(Error::config("input: give exactly one of 'trace' (a file) and 'synth' (a generator)")),

@@ -68,6 +68,8 @@ type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Results {
     pub ipc: f64,
+    /// Records that only warmed the model up (fast-forward) before the measured ones.
+    pub warmup_records: u64,
     pub cycles: f64,
     pub insts: u64,
     pub records: u64,
@@ -83,6 +85,10 @@ pub struct Results {
     pub frequent_words_paired_natural: u64,
     /// Frequent words in a predictable 128-bit chunk of the re-ordered layout (Fig. 6).
     pub frequent_words_paired_reordered: u64,
+    /// The same had the line been re-ordered with the FVT of its fetch (all its frequent words
+    /// but an odd one out are paired): what re-ordering can pair at best, without the bitmap
+    /// having gone stale since the writeback.
+    pub frequent_words_paired_at_fetch: u64,
     /// Frequent words outside a predictable chunk of the re-ordered layout: the odd one out of
     /// the stored bitmap, and words whose FVT status changed since the line was written.
     pub frequent_words_lost_odd: u64,
@@ -146,6 +152,8 @@ pub struct Sim {
     bitmap_inline: bool,
     bitmap_write_if_changed: bool,
     deps: Option<PointerDeps>,
+    /// Warm-up records still to come.
+    warm_left: u64,
     // core state
     t: f64,
     q: u64,
@@ -194,6 +202,7 @@ impl Sim {
             bitmap_inline: cfg.bitmap_inline,
             bitmap_write_if_changed: cfg.bitmap_write_if_changed,
             deps: cfg.pointer_dependences.then(|| PointerDeps::new(1 << 12)),
+            warm_left: cfg.warmup_records,
             t: 0.0,
             q: 0,
             window: Default::default(),
@@ -351,6 +360,7 @@ impl Sim {
             self.set_bitmap(line, stored_bm);
             let paired = 2 * layout::predicted_mask(16, true, freq, stored_bm).count_ones() as u64;
             self.r.frequent_words_paired_reordered += paired;
+            self.r.frequent_words_paired_at_fetch += (freq.count_ones() & !1) as u64;
             // Why the others are lost: the odd one out of the stored bitmap, when it is still
             // frequent, has no frequent partner; every other loss is a word whose FVT status
             // changed since the writeback (frequent now but not then, or its partner no longer).
@@ -529,13 +539,79 @@ impl Sim {
         self.eng.use_reference_booking();
     }
 
+    /// A warm-up record: the state a fast-forward keeps (the paper simulates caches and frequent
+    /// value tracking while fast-forwarding) is trained as a timed record would train it: the
+    /// FVT, each line's stored bitmap, the bitmap cache's contents and LRU order and its
+    /// prefetcher. Nothing is timed and nothing counted; memory, engines and the pointer table
+    /// start idle at the first measured record.
+    fn warm(&mut self, rec: &Record) {
+        let line = rec.addr >> 6;
+        let w = layout::words(&rec.data);
+        let lines_bitmaps = self.scheme.reorders() && !self.bitmap_inline;
+        if rec.kind == Kind::Writeback {
+            if self.track_bm {
+                let bm = layout::bitmap(&w, |v| self.fvt.contains(v));
+                let changed = self.bitmap_of(line) != Some(bm);
+                self.set_bitmap(line, bm);
+                if lines_bitmaps && (changed || !self.bitmap_write_if_changed) {
+                    self.warm_bitmap_cache(line, true);
+                }
+            }
+            return;
+        }
+        if self.track_bm {
+            let freq = layout::bitmap(&w, |v| self.fvt.contains(v));
+            let stored = self.bitmap_of(line).unwrap_or(freq);
+            self.set_bitmap(line, stored);
+            if lines_bitmaps {
+                self.warm_bitmap_cache(line, false);
+            }
+        }
+        for &x in &w {
+            self.fvt.observe(x);
+        }
+    }
+
+    /// The bitmap cache and prefetcher side of [`Sim::bitmap_access`], untimed.
+    fn warm_bitmap_cache(&mut self, line: u64, write: bool) {
+        let page = line / LINES_PER_BITMAP;
+        let trigger = match self.bitmaps.access(page, write) {
+            Lookup::Hit { first_use, .. } => first_use,
+            Lookup::Miss => {
+                self.bitmaps.fill(page, 0.0, write, false);
+                true
+            }
+        };
+        if trigger {
+            let mut want = std::mem::take(&mut self.pf_buf);
+            want.clear();
+            self.prefetcher.trigger(page, &mut want);
+            for &p in &want {
+                if p < LINE_LIMIT / LINES_PER_BITMAP && !self.bitmaps.contains(p) {
+                    self.bitmaps.fill(p, 0.0, false, true);
+                }
+            }
+            self.pf_buf = want;
+        }
+    }
+
     /// Processes one record.
     #[inline]
     pub fn step(&mut self, rec: &Record) {
+        if self.warm_left > 0 {
+            self.warm_left -= 1;
+            self.r.warmup_records += 1;
+            self.warm(rec);
+            return;
+        }
         self.r.records += 1;
         self.r.insts += rec.insts;
         self.r.llc_hits += rec.llc_hits;
         self.advance(rec.insts);
+        if self.r.records & 15 == 0 {
+            // No request is made before the core's time: older reservations cannot delay one.
+            self.dram.retire(self.t);
+        }
         let line = rec.addr >> 6;
         let w = layout::words(&rec.data);
         match rec.kind {

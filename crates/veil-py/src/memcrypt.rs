@@ -17,7 +17,8 @@ fn err(e: Error) -> PyErr {
     }
 }
 
-/// Timing model: `run` = {"config": {...}, "trace": path | "synth": {...}, "max_records": n}.
+/// Timing model: `run` = {"config": {...}, "trace": path | "synth": {...}, "max_records": n,
+/// "skip_records": k} (`config.warmup_records` records after the k skipped only warm the model up).
 #[pyfunction]
 fn simulate(py: Python<'_>, run: &str) -> PyResult<String> {
     let r = run.to_owned();
