@@ -46,6 +46,9 @@ pub struct Config {
     pub rob: u64,
     /// Outstanding L2 load misses (MSHRs).
     pub mshrs: usize,
+    /// Store misses and dirty writebacks the L2 can have outstanding (its write buffer): a
+    /// full buffer stalls the core until the oldest one has gone to memory.
+    pub write_buffer: usize,
     /// L2 hit latency, cycles (Table 2: 4 at 256 KB, 8 at 1 MB); a miss is known after it.
     pub l2_latency: f64,
     /// A load miss whose line address a recent load miss's line held as a word waits for that
@@ -126,6 +129,7 @@ impl Default for Config {
             ilp: 2.0,
             rob: 128,
             mshrs: 16,
+            write_buffer: 16,
             l2_latency: 4.0,
             pointer_dependences: true,
             line_bytes: 64,
@@ -196,8 +200,8 @@ impl Config {
         if self.width == 0 {
             return Err(Error::config("width: must be >= 1"));
         }
-        if self.rob == 0 || self.mshrs == 0 {
-            return Err(Error::config("rob, mshrs: must be >= 1"));
+        if self.rob == 0 || self.mshrs == 0 || self.write_buffer == 0 {
+            return Err(Error::config("rob, mshrs, write_buffer: must be >= 1"));
         }
         nonneg("l2_latency", self.l2_latency)?;
         if self.line_bytes != 64 {

@@ -140,23 +140,34 @@ impl Dram {
         // reservation before it left open.
         let (start, outcome) = {
             let b = &self.banks[bi];
-            let mut i = first_live(&b.busy, t);
-            loop {
-                let (open, free) = match i.checked_sub(1).map(|k| b.busy[k]) {
-                    Some(p) => (p.row, p.end),
-                    None => (b.retired_row, f64::NEG_INFINITY),
-                };
-                let o = if open == row {
+            let row_outcome = |open: u64| {
+                if open == row {
                     Outcome::Hit
                 } else if open == CLOSED {
                     Outcome::Closed
                 } else {
                     Outcome::Conflict
-                };
-                let s = t.max(free);
-                match b.busy.get(i) {
-                    Some(next) if s + self.hold(self.latency(o)) > next.start => i += 1,
-                    _ => break (s, o),
+                }
+            };
+            match b.busy.back() {
+                // The common case: the bank is free from t on (or only its last reservation runs
+                // past t): nothing to search.
+                Some(last) if last.start <= t => (t.max(last.end), row_outcome(last.row)),
+                None => (t, row_outcome(b.retired_row)),
+                Some(_) => {
+                    let mut i = first_live(&b.busy, t);
+                    loop {
+                        let (open, free) = match i.checked_sub(1).map(|k| b.busy[k]) {
+                            Some(p) => (p.row, p.end),
+                            None => (b.retired_row, f64::NEG_INFINITY),
+                        };
+                        let o = row_outcome(open);
+                        let s = t.max(free);
+                        match b.busy.get(i) {
+                            Some(next) if s + self.hold(self.latency(o)) > next.start => i += 1,
+                            _ => break (s, o),
+                        }
+                    }
                 }
             }
         };
@@ -170,20 +181,33 @@ impl Dram {
         // The bus: the first gap at or after the data's time that holds the burst.
         let burst = self.beats * self.clk;
         let mut data = start + lat * self.clk;
-        let mut j = first_live(&self.bus, data);
-        while let Some(b) = self.bus.get(j) {
-            if data + burst <= b.start {
-                break;
+        let mut j = self.bus.len();
+        match self.bus.back() {
+            // The common case: the burst goes after every reserved one.
+            Some(last) if last.start <= data => data = data.max(last.end),
+            None => {}
+            Some(_) => {
+                j = first_live(&self.bus, data);
+                while let Some(b) = self.bus.get(j) {
+                    if data + burst <= b.start {
+                        break;
+                    }
+                    data = data.max(b.end);
+                    j += 1;
+                }
             }
-            data = data.max(b.end);
-            j += 1;
         }
         let done = data + burst;
         self.bus.insert(j, Busy { start: data, end: done, row: 0 });
 
         // The bank is held as long as its burst waits for the bus.
         let end = data - lat * self.clk + self.hold(lat);
-        insert(&mut self.banks[bi].busy, Busy { start, end, row });
+        let q = &mut self.banks[bi].busy;
+        if q.back().is_none_or(|l| l.start <= start) {
+            q.push_back(Busy { start, end, row });
+        } else {
+            insert(q, Busy { start, end, row });
+        }
         done
     }
 

@@ -7,8 +7,9 @@
 //! dispatching younger instructions, so independent misses inside one ROB window overlap
 //! (memory-level parallelism), until the instruction `rob` places behind the oldest outstanding
 //! load miss; there it stalls until that miss's data is usable. At most `mshrs` load misses are
-//! outstanding. Store misses and writebacks use the memory and the engines but never stall
-//! the core (store buffer, write buffer). IPC = instructions / cycles.
+//! outstanding. Store misses and writebacks use the memory and the engines and stall the core
+//! only when `write_buffer` of them are outstanding (the L2 cannot take another eviction or
+//! store miss until the oldest has gone to memory). IPC = instructions / cycles.
 //!
 //! **A fill's data is usable** (secure policy) when every chunk is both decrypted and
 //! authenticated; a chunk is decrypted either by the demand path (block decryption after the
@@ -140,6 +141,9 @@ pub struct Sim {
     cpi: f64,
     rob: u64,
     mshrs: usize,
+    write_buffer: usize,
+    /// When each outstanding store miss or writeback is done with memory.
+    writes: std::collections::VecDeque<f64>,
     fvt: Fvt,
     dram: Dram,
     eng: Engines,
@@ -182,6 +186,8 @@ impl Sim {
             cpi: 1.0 / (cfg.width as f64).min(cfg.ilp),
             rob: cfg.rob,
             mshrs: cfg.mshrs,
+            write_buffer: cfg.write_buffer,
+            writes: Default::default(),
             fvt: Fvt::new(cfg.fvt_size, cfg.fvt_candidates, cfg.fvt_promote),
             dram: Dram::new(
                 cfg.dram_banks,
@@ -509,10 +515,11 @@ impl Sim {
     }
 
 
-    fn writeback(&mut self, t: f64, line: u64, w: &[u64; 8]) {
-        self.dram.access(t, line);
+    /// A dirty line written back at `t`: returns when it has crossed the bus.
+    fn writeback(&mut self, t: f64, line: u64, w: &[u64; 8]) -> f64 {
+        let done = self.dram.access(t, line);
         if !self.encryption {
-            return;
+            return done;
         }
         let n = self.scheme.chunks() as u64;
         let ops = match self.scheme.mode {
@@ -531,6 +538,7 @@ impl Sim {
                 self.bitmap_access(t, line, true);
             }
         }
+        done
     }
 
     /// Books the crypto engines as before the speed work (the benchmark's baseline; same
@@ -595,6 +603,24 @@ impl Sim {
         }
     }
 
+    /// Waits, if the write buffer is full, until its oldest entry has gone to memory; returns
+    /// the core's time. Entries are taken in order (memory may finish them out of order).
+    #[inline]
+    fn write_slot(&mut self) -> f64 {
+        let t = self.t;
+        while self.writes.front().is_some_and(|&d| d <= t) {
+            self.writes.pop_front();
+        }
+        if self.writes.len() >= self.write_buffer {
+            let oldest = self.writes.pop_front().unwrap_or(t);
+            if oldest > self.t {
+                self.r.stall_cycles += oldest - self.t;
+                self.t = oldest;
+            }
+        }
+        self.t
+    }
+
     /// Processes one record.
     #[inline]
     pub fn step(&mut self, rec: &Record) {
@@ -608,10 +634,8 @@ impl Sim {
         self.r.insts += rec.insts;
         self.r.llc_hits += rec.llc_hits;
         self.advance(rec.insts);
-        if self.r.records & 15 == 0 {
-            // No request is made before the core's time: older reservations cannot delay one.
-            self.dram.retire(self.t);
-        }
+        // No request is made before the core's time: older reservations cannot delay one.
+        self.dram.retire(self.t);
         let line = rec.addr >> 6;
         let w = layout::words(&rec.data);
         match rec.kind {
@@ -646,13 +670,15 @@ impl Sim {
             }
             Kind::StoreFill => {
                 self.r.store_fills += 1;
-                let t0 = self.t;
-                self.fill(t0, line, &w);
+                let t0 = self.write_slot();
+                let (data, _, _) = self.fill(t0, line, &w);
+                self.writes.push_back(data);
             }
             Kind::Writeback => {
                 self.r.writebacks += 1;
-                let t0 = self.t;
-                self.writeback(t0, line, &w);
+                let t0 = self.write_slot();
+                let done = self.writeback(t0, line, &w);
+                self.writes.push_back(done);
             }
         }
     }

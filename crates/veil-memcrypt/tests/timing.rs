@@ -233,3 +233,24 @@ fn a_pointer_chase_serialises_its_misses() {
     let plain = go(true, false);
     assert!(chained.cycles - plain.cycles > 0.9 * (n as f64 - 1.0) * 2.0 * 96.0);
 }
+
+#[test]
+fn a_full_write_buffer_stalls_the_core_at_the_memory_rate() {
+    // 2,000 writebacks, one instruction apart, to lines in one open row after another: the core
+    // could issue them in 1,000 cycles but memory retires one per burst (8 beats x 5 = 40
+    // cycles) once the row is open. With a write buffer of 4 the core runs at memory's pace;
+    // an (effectively) unbounded one lets the core finish long before memory does.
+    let recs: Vec<Record> = (0..2000u64)
+        .map(|i| Record { thread: 0, kind: Kind::Writeback, addr: i * 64, insts: 1, llc_hits: 0, data: [0; 64] })
+        .collect();
+    let go = |wb: usize| {
+        let cfg = Config { encryption: false, write_buffer: wb, ..Default::default() };
+        simulate(&cfg, recs.iter().copied().map(Ok), &|| false).unwrap()
+    };
+    let small = go(4);
+    let huge = go(1 << 20);
+    assert!(small.cycles >= 1996.0 * 40.0, "{}", small.cycles);
+    assert!(small.cycles <= 2000.0 * 40.0 + 3000.0, "{}", small.cycles);
+    assert!(huge.cycles < 0.05 * small.cycles, "{}", huge.cycles);
+    assert!(small.stall_cycles > 0.9 * small.cycles);
+}

@@ -80,6 +80,8 @@ class MachineConfig(ExperimentConfig):
     ilp: float = Field(2.0, gt=0, le=64, description="sustained IPC between L2 misses (dispatch = min(width, ilp))")
     rob: int = Field(128, ge=1, le=1 << 16, description="reorder buffer entries")
     mshrs: int = Field(16, ge=1, le=1024, description="outstanding L2 load misses")
+    write_buffer: int = Field(16, ge=1, le=1024, description="outstanding store misses and dirty writebacks; a full "
+                                                           "write buffer stalls the core")
     l2_latency: float | None = Field(None, ge=0, description="L2 hit latency, cycles; default 4 (256 KB) / 8 (1 MB), Table 2")
     pointer_dependences: bool = Field(True, description="a load miss to a line whose address a recent load miss's "
                                                         "line held as a word waits for that line (pointer chasing)")
