@@ -25,7 +25,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -196,6 +196,8 @@ pub struct ProOram {
     shuffle_times: Arc<Mutex<ShuffleTimes>>,
     failpoint: Option<String>,
     buffers: Arc<Mutex<shuffle::Buffers>>,
+    /// The buffers' size, for `stats` (which must not wait for a running shuffle).
+    buffer_bytes: Arc<AtomicU64>,
     weights: Arc<Mutex<shuffle::Weights>>,
     inner: Mutex<Inner>,
 }
@@ -318,6 +320,7 @@ impl ProOram {
         };
         let rng = rng_for(&cfg, 0x0BE1 ^ st.epoch.wrapping_mul(0x9E37_79B9));
         let slot = vec![0u8; storage.slot_size() - TAG_LEN];
+        let buffers = shuffle::Buffers::default();
         let this = Self {
             storage,
             geom,
@@ -330,7 +333,8 @@ impl ProOram {
             abort: Arc::new(AtomicBool::new(false)),
             shuffle_times: Arc::default(),
             failpoint: failpoint(),
-            buffers: Arc::new(Mutex::new(shuffle::Buffers::default())),
+            buffer_bytes: buffers.gauge(),
+            buffers: Arc::new(Mutex::new(buffers)),
             weights: Arc::new(Mutex::new(shuffle::Weights::default())),
             inner: Mutex::new(Inner {
                 epoch,
@@ -703,7 +707,7 @@ impl ProOram {
             peak_cached_blocks: g.peak_cached,
             private_block_bytes: g.slab.iter().map(|b| b.len() as u64).sum::<u64>()
                 + g.slot.len() as u64
-                + self.buffers.lock().unwrap_or_else(|e| e.into_inner()).bytes(),
+                + self.buffer_bytes.load(Ordering::Relaxed),
             position_map_bytes: std::mem::size_of_val(g.epoch.pos.as_slice()) as u64,
             key_fingerprint: g.epoch.key.fingerprint(),
             geometry: self.geom,
@@ -909,5 +913,40 @@ mod tests {
         assert_eq!(t.recent_quantile(0.5), Some(12.0));
         assert_eq!(t.recent_quantile(1.0), Some(20.0));
         assert_eq!(t.recent_quantile(0.0), Some(5.0));
+    }
+
+    /// A shuffle holds its buffers for its whole run. The stats, which a measured run reads
+    /// after every request, must not wait for it: they did (locking the buffers to count their
+    /// bytes), and a request loop then stalled for the rest of a shuffle at a time.
+    #[test]
+    fn stats_do_not_wait_for_a_running_shuffle() {
+        let (n, bs) = (64u64, 32usize);
+        let st: Arc<dyn Storage> =
+            Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
+        let cfg = ProOramConfig {
+            block_size: bs,
+            threads: 1,
+            seed: Some(3),
+            pace: false,
+            pace_margin: DEFAULT_PACE_MARGIN,
+            shuffle_idle: false,
+        };
+        let o = ProOram::create(st, BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
+        o.wait_shuffle();
+        let held = o.buffers.lock().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| tx.send(o.stats()).unwrap());
+            let got = rx.recv_timeout(std::time::Duration::from_secs(10));
+            let shuffle_bytes = held.bytes();
+            drop(held);
+            let stats = got.expect("stats() waited for the buffers a shuffle holds");
+            // and they still count the buffers: one group (a row or column) of blocks
+            let group = o.geom.rows.max(o.geom.cols);
+            assert!(shuffle_bytes >= group * bs as u64, "{shuffle_bytes}");
+            let g = o.inner.lock().unwrap();
+            let own = g.slab.iter().map(|b| b.len() as u64).sum::<u64>() + g.slot.len() as u64;
+            assert_eq!(stats.private_block_bytes, own + shuffle_bytes);
+        });
     }
 }

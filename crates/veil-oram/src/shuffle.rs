@@ -141,6 +141,10 @@ struct Out<'a> {
 pub struct Buffers {
     plain: Vec<Vec<u8>>,
     source: Vec<usize>,
+    /// `bytes()` as of the last resize. A shuffle holds the buffers for its whole run, so a
+    /// reader that locked them to count their size (the stats the measured loop reads after
+    /// every request) would wait for the shuffle to finish.
+    gauge: Arc<AtomicU64>,
 }
 
 impl Buffers {
@@ -149,12 +153,18 @@ impl Buffers {
         self.plain.iter().map(|b| b.len() as u64).sum::<u64>() + (self.source.len() * std::mem::size_of::<usize>()) as u64
     }
 
+    /// `bytes()`, readable without the lock that a running shuffle holds.
+    pub fn gauge(&self) -> Arc<AtomicU64> {
+        self.gauge.clone()
+    }
+
     fn fit(&mut self, groups: usize, block: usize) {
         self.plain.resize_with(groups, Vec::new);
         for b in self.plain.iter_mut() {
             b.resize(block, 0);
         }
         self.source.resize(groups, 0);
+        self.gauge.store(self.bytes(), Ordering::Relaxed);
     }
 }
 
