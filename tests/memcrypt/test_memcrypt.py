@@ -99,6 +99,8 @@ def test_config_files_validate(path):
     ("cpu_mem_ratio=0.5", "cpu_mem_ratio"),
     ("cipher=rc4", "memcrypt.cipher"),
     ("line_bytes=32", "line_bytes"),
+    ("window=end", "window"),
+    ("write_buffer=0", "write_buffer"),
 ])
 def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.run"\nmax_records = 1000\n')
