@@ -153,6 +153,9 @@ pub struct Sim {
     r: Results,
     mem_sum: f64,
     crypto_sum: f64,
+    /// The CPU has x86-64-v3's integer extensions (POPCNT, BMI1/2, LZCNT) and AVX2 (checked
+    /// once): `step` runs a copy of the hot path compiled with them.
+    x86_v3: bool,
 }
 
 impl Sim {
@@ -200,6 +203,7 @@ impl Sim {
             r: Results::default(),
             mem_sum: 0.0,
             crypto_sum: 0.0,
+            x86_v3: has_x86_v3(),
         })
     }
 
@@ -219,7 +223,7 @@ impl Sim {
     }
 
     /// Dispatches up to `n` more instructions, stalling behind full ROB windows.
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, n: u64) {
         let target = self.q + n;
         while let Some(&(p, ready)) = self.window.front() {
@@ -300,6 +304,7 @@ impl Sim {
     /// at `t` (in parallel with the data line's fetch): returns when it is known. A miss fetches
     /// the page's bitmap line; the bitmap line's and the data line's decryptions overlap in the
     /// engines, only the un-reordering waits for both.
+    #[inline(always)]
     fn bitmap_access(&mut self, t: f64, line: u64, write: bool) -> f64 {
         let page = line / LINES_PER_BITMAP;
         match self.bitmaps.access(page, write) {
@@ -328,6 +333,7 @@ impl Sim {
 
     /// A fill of `line` requested at `t`: returns when its data arrives, when it is usable and
     /// by how much waiting for the bitmap delayed that.
+    #[inline(always)]
     fn fill(&mut self, t: f64, line: u64, w: &[u64; 8]) -> (f64, f64, f64) {
         let t_miss = t + self.l2;
         let t_data = self.dram.access(t_miss, line);
@@ -499,6 +505,7 @@ impl Sim {
     }
 
 
+    #[inline(always)]
     fn writeback(&mut self, t: f64, line: u64, w: &[u64; 8]) {
         self.dram.access(t, line);
         if !self.encryption {
@@ -529,9 +536,36 @@ impl Sim {
         self.eng.use_reference_booking();
     }
 
+    /// Runs the hot path compiled for the baseline CPU only (the test of the x86-64-v3 copy's
+    /// results compares against it).
+    pub fn use_portable_code(&mut self) {
+        self.x86_v3 = false;
+    }
+
     /// Processes one record.
     #[inline]
     pub fn step(&mut self, rec: &Record) {
+        #[cfg(target_arch = "x86_64")]
+        if self.x86_v3 {
+            // SAFETY: `x86_v3` is set only where the CPU has every feature `step_x86_v3` enables.
+            return unsafe { self.step_x86_v3(rec) };
+        }
+        self.step_with(rec)
+    }
+
+    /// [`Self::step`] compiled with POPCNT, BMI1/2, LZCNT and AVX2: the baseline x86-64 target
+    /// has no population count or trailing-zero count instructions, and the fill path counts
+    /// and scans bitmaps many times per record (a bit-trick POPCNT is a dozen instructions).
+    /// Everything `step_with` inlines is compiled again with these features; floating-point
+    /// results are the same (no fused multiply-add: Rust never contracts).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt,avx,avx2")]
+    unsafe fn step_x86_v3(&mut self, rec: &Record) {
+        self.step_with(rec)
+    }
+
+    #[inline(always)]
+    fn step_with(&mut self, rec: &Record) {
         self.r.records += 1;
         self.r.insts += rec.insts;
         self.r.llc_hits += rec.llc_hits;
@@ -601,6 +635,17 @@ impl Sim {
         r.dram_unloaded = self.dram.unloaded();
         r
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_x86_v3() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("popcnt") && has!("bmi1") && has!("bmi2") && has!("lzcnt") && has!("avx") && has!("avx2")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_x86_v3() -> bool {
+    false
 }
 
 /// Runs the timing model over a record stream, polling `interrupted` every 64 Ki records.
