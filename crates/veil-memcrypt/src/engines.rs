@@ -36,6 +36,15 @@ unsafe fn pdep(a: u64, mask: u64) -> u64 {
 const HORIZON_WORDS: usize = 1 << 14;
 const HORIZON: u64 = (HORIZON_WORDS * 64) as u64;
 
+/// 2^63 as a float: slot numbers below it convert through i64.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// The ring word holding slot `s`.
+#[inline(always)]
+fn ring(s: u64) -> usize {
+    ((s / 64) as usize) & (HORIZON_WORDS - 1)
+}
+
 #[derive(Clone, Debug)]
 pub struct Engines {
     /// Core cycles between issue slots of the pool.
@@ -96,6 +105,12 @@ impl Engines {
         // ceil(x) for x >= 0 without a libm call (baseline x86-64 has no rounding instruction);
         // negative and NaN give 0 as `ceil().max(0.0) as u64` did.
         let x = t / self.iv;
+        if (0.0..TWO_63).contains(&x) {
+            // Below 2^63 the signed conversions give the same values and are one instruction
+            // each (x86-64 before AVX-512 has no unsigned ones: `as u64` is a dozen).
+            let s = x as i64;
+            return if (s as f64) < x { s as u64 + 1 } else { s as u64 };
+        }
         let s = x as u64;
         if (s as f64) < x {
             s.saturating_add(1)
@@ -107,7 +122,12 @@ impl Engines {
     /// Issue time of slot `s`.
     #[inline]
     pub fn time(&self, s: u64) -> f64 {
-        s as f64 * self.iv
+        // The signed conversion below 2^63, as in `slot`: the same value.
+        if s < 1 << 63 {
+            s as i64 as f64 * self.iv
+        } else {
+            s as f64 * self.iv
+        }
     }
 
     /// Moves the window so that slot `s` fits, forgetting the oldest slots.
@@ -147,7 +167,7 @@ impl Engines {
     fn skip_full(&self, mut s: u64) -> u64 {
         let end = self.base + HORIZON;
         while s < end {
-            let wi = ((s / 64) as usize) & (HORIZON_WORDS - 1);
+            let wi = ring(s);
             let open = !self.full[wi / 64] >> (wi % 64);
             if open != 0 {
                 return (s + 64 * open.trailing_zeros() as u64).min(end);
@@ -175,6 +195,7 @@ impl Engines {
     /// of a booking's cost with hundreds of candidates per miss).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt,bmi1,bmi2")]
+    #[inline]
     unsafe fn book_bmi2(&mut self, t: f64, n: u64, limit: u64, targets: &[u64], slots: &mut [u64]) -> u64 {
         self.book_with::<true>(t, n, limit, targets, slots)
     }
@@ -194,7 +215,7 @@ impl Engines {
         let mut ti = 0;
         while k < n && s < limit {
             self.reach(s);
-            let wi = ((s / 64) as usize) & (HORIZON_WORDS - 1);
+            let wi = ring(s);
             let word_base = s & !63;
             let mut free = !self.busy[wi] & (u64::MAX << (s % 64));
             if limit < word_base + 64 {
@@ -216,7 +237,8 @@ impl Engines {
             }
             k += take;
             s = word_base + 64;
-            if k < n && s < self.base + HORIZON && !self.reference {
+            // The summary walk only when the next word is full (it would return `s` otherwise).
+            if k < n && s < self.base + HORIZON && !self.reference && self.busy[ring(s)] == u64::MAX {
                 s = self.skip_full(s);
             }
         }
@@ -224,7 +246,7 @@ impl Engines {
     }
 
     /// Books `n` demand operations ready at `t`; returns the completion time of the last.
-    #[inline]
+    #[inline(always)]
     pub fn demand(&mut self, t: f64, n: u64) -> f64 {
         self.demand_ops += n;
         if self.iv <= 0.0 {
@@ -245,7 +267,7 @@ impl Engines {
     pub fn book_one(&mut self, t: f64) -> u64 {
         let s = self.slot(t).max(self.base);
         if s < self.base + HORIZON {
-            let wi = ((s / 64) as usize) & (HORIZON_WORDS - 1);
+            let wi = ring(s);
             let free = !self.busy[wi] & (u64::MAX << (s % 64));
             if free != 0 {
                 let bit = free & free.wrapping_neg();
