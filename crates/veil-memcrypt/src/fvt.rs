@@ -16,6 +16,9 @@
 //! Each observed word costs one FVT search plus one filter probe, so the table keeps up with
 //! the miss stream, as hardware must. Working-set changes age values out through LRU.
 
+/// A word's position in [`Fvt::positions`] when the table does not hold it.
+pub const ABSENT: u8 = u8::MAX;
+
 /// Frequent value table with its candidate filter.
 #[derive(Clone, Debug)]
 pub struct Fvt {
@@ -38,10 +41,10 @@ fn sig(v: u64) -> u64 {
 }
 
 impl Fvt {
-    /// `n` values (≥ 1), a filter of `candidates` entries (a power of two ≥ 1) and the
+    /// `n` values (1 ..= 254), a filter of `candidates` entries (a power of two ≥ 1) and the
     /// promotion threshold (≥ 1).
     pub fn new(n: usize, candidates: usize, promote: u32) -> Self {
-        assert!(n >= 1 && candidates.is_power_of_two() && promote >= 1);
+        assert!(n >= 1 && n < ABSENT as usize && candidates.is_power_of_two() && promote >= 1);
         Fvt {
             vals: Vec::with_capacity(n),
             stamp: Vec::with_capacity(n),
@@ -81,13 +84,49 @@ impl Fvt {
     /// Trains the table with one observed 64-bit value.
     #[inline]
     pub fn observe(&mut self, v: u64) {
-        self.clock += 1;
         // One scan: the filter, then the position (not a membership pass and then a search).
-        if self.filter & sig(v) != 0 {
-            if let Some(i) = self.find(v) {
-                self.stamp[i] = self.clock;
-                return;
+        let at = if self.filter & sig(v) != 0 { self.find(v) } else { None };
+        self.observe_at(v, at);
+    }
+
+    /// Where each word of a line is in the table ([`ABSENT`] when it is not): the timing model
+    /// asks this once per fetched line, for its frequent-word bitmap and for training.
+    #[inline]
+    pub fn positions(&self, w: &[u64; 8]) -> [u8; 8] {
+        let mut pos = [ABSENT; 8];
+        for (p, &x) in pos.iter_mut().zip(w) {
+            if self.filter & sig(x) != 0 {
+                if let Some(i) = self.find(x) {
+                    *p = i as u8;
+                }
             }
+        }
+        pos
+    }
+
+    /// Trains the table with a line's words in order, as eight [`Self::observe`] calls do,
+    /// given their [`Self::positions`] in the table as it is now: those stay valid until a
+    /// promotion replaces a value, after which the remaining words are searched again (so
+    /// a frequent word costs a stamp update, not a second search).
+    #[inline]
+    pub fn observe_line(&mut self, w: &[u64; 8], pos: &[u8; 8]) {
+        let mut valid = true;
+        for (&x, &p) in w.iter().zip(pos) {
+            if valid {
+                valid = !self.observe_at(x, (p != ABSENT).then_some(p as usize));
+            } else {
+                self.observe(x);
+            }
+        }
+    }
+
+    /// [`Self::observe`] of `v` found at `at` in the table; returns whether `v` entered it.
+    #[inline]
+    fn observe_at(&mut self, v: u64, at: Option<usize>) -> bool {
+        self.clock += 1;
+        if let Some(i) = at {
+            self.stamp[i] = self.clock;
+            return false;
         }
         let s = if self.shift == 64 {
             0
@@ -99,6 +138,7 @@ impl Fvt {
             if self.cand_cnt[s] >= self.promote {
                 self.cand_cnt[s] = 0;
                 self.insert(v);
+                return true;
             }
         } else if self.cand_cnt[s] == 0 {
             self.cand_val[s] = v;
@@ -106,10 +146,12 @@ impl Fvt {
             if self.promote == 1 {
                 self.cand_cnt[s] = 0;
                 self.insert(v);
+                return true;
             }
         } else {
             self.cand_cnt[s] -= 1;
         }
+        false
     }
 
     fn insert(&mut self, v: u64) {
@@ -122,5 +164,39 @@ impl Fvt {
             self.stamp[lru] = self.clock;
         }
         self.filter = self.vals.iter().fold(0, |f, &x| f | sig(x));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_trains_as_its_eight_words_do() {
+        // Few distinct values, a small table and a low threshold: promotions (and LRU
+        // replacements) happen inside lines, which invalidates the positions found before.
+        for (n, cands, promote) in [(2, 4, 1), (4, 8, 2), (8, 16, 3), (32, 64, 2)] {
+            let (mut a, mut b) = (Fvt::new(n, cands, promote), Fvt::new(n, cands, promote));
+            let mut x = 0x2545_F491_4F6C_DD1Du64;
+            for _ in 0..5_000 {
+                let mut w = [0u64; 8];
+                for v in w.iter_mut() {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    *v = x % (3 * n as u64);
+                }
+                let pos = a.positions(&w);
+                for (i, &v) in w.iter().enumerate() {
+                    assert_eq!(pos[i] != ABSENT, b.contains(v));
+                    assert_eq!((pos[i] != ABSENT).then_some(pos[i] as usize), b.find(v));
+                }
+                a.observe_line(&w, &pos);
+                for v in w {
+                    b.observe(v);
+                }
+                assert_eq!((&a.vals, &a.stamp, &a.cand_val, &a.cand_cnt, a.filter), (&b.vals, &b.stamp, &b.cand_val, &b.cand_cnt, b.filter));
+            }
+        }
     }
 }

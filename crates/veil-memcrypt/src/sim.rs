@@ -34,7 +34,7 @@ use crate::deps::PointerDeps;
 use crate::dram::Dram;
 use crate::engines::Engines;
 use crate::error::{Error, Result};
-use crate::fvt::Fvt;
+use crate::fvt::{self, Fvt};
 use crate::layout;
 use crate::mode::CipherKind;
 use crate::prefetch::Prefetcher;
@@ -343,9 +343,10 @@ impl Sim {
         let nf = self.fvt.capacity().min(self.fvt.values().len()) as u64;
 
         // Which words and chunks the FVT can predict (before training on this line).
+        let pos = self.fvt.positions(w);
         let mut freq = 0u8;
-        for (i, &x) in w.iter().enumerate() {
-            freq |= (self.fvt.contains(x) as u8) << i;
+        for (i, &p) in pos.iter().enumerate() {
+            freq |= ((p != fvt::ABSENT) as u8) << i;
         }
         self.r.fetched_words += 8;
         self.r.frequent_words += freq.count_ones() as u64;
@@ -377,9 +378,7 @@ impl Sim {
         }
         self.r.chunks += n as u64;
         self.r.chunks_predicted += pm.count_ones() as u64;
-        for &x in w {
-            self.fvt.observe(x);
-        }
+        self.fvt.observe_line(w, &pos);
         if !self.encryption {
             return (t_data, t_data, 0.0);
         }
