@@ -207,19 +207,28 @@ impl Sim {
         })
     }
 
+    /// The stored bitmap of `line` (a fill), set to `default` when there is none yet: one
+    /// lookup of the page's entry (this runs on every fill and writeback).
     #[inline]
-    fn bitmap_of(&self, line: u64) -> Option<u8> {
-        let (bms, set) = self.line_bm.get(&(line / LINES_PER_BITMAP))?;
-        let i = (line % LINES_PER_BITMAP) as usize;
-        (set >> i & 1 == 1).then_some(bms[i])
-    }
-
-    #[inline]
-    fn set_bitmap(&mut self, line: u64, bm: u8) {
+    fn bitmap_or_insert(&mut self, line: u64, default: u8) -> u8 {
         let e = self.line_bm.entry(line / LINES_PER_BITMAP).or_insert(([0; 64], 0));
         let i = (line % LINES_PER_BITMAP) as usize;
+        if e.1 >> i & 1 == 0 {
+            e.0[i] = default;
+            e.1 |= 1 << i;
+        }
+        e.0[i]
+    }
+
+    /// Stores `bm` as the bitmap of `line` (a writeback); returns the one it replaces.
+    #[inline]
+    fn replace_bitmap(&mut self, line: u64, bm: u8) -> Option<u8> {
+        let e = self.line_bm.entry(line / LINES_PER_BITMAP).or_insert(([0; 64], 0));
+        let i = (line % LINES_PER_BITMAP) as usize;
+        let old = (e.1 >> i & 1 == 1).then_some(e.0[i]);
         e.0[i] = bm;
         e.1 |= 1 << i;
+        old
     }
 
     /// Dispatches up to `n` more instructions, stalling behind full ROB windows.
@@ -353,9 +362,8 @@ impl Sim {
         self.r.frequent_words_paired_natural += 2 * layout::predicted_mask(16, false, freq, 0).count_ones() as u64;
         // The stored bitmap; a line never written back during the trace was laid down by the
         // loader with the FVT of now (see docs/memcrypt.md).
-        let stored_bm = if self.track_bm { self.bitmap_of(line).unwrap_or(freq) } else { 0 };
+        let stored_bm = if self.track_bm { self.bitmap_or_insert(line, freq) } else { 0 };
         if self.track_bm {
-            self.set_bitmap(line, stored_bm);
             let paired = 2 * layout::predicted_mask(16, true, freq, stored_bm).count_ones() as u64;
             self.r.frequent_words_paired_reordered += paired;
             // Why the others are lost: the odd one out of the stored bitmap, when it is still
@@ -521,8 +529,7 @@ impl Sim {
             let bm = layout::bitmap(w, |v| self.fvt.contains(v));
             // The bitmap the line was fetched with is kept beside it in the L2 (8 bits a line):
             // an unchanged bitmap needs no bitmap-line update (`bitmap_write_if_changed`).
-            let changed = self.bitmap_of(line) != Some(bm);
-            self.set_bitmap(line, bm);
+            let changed = self.replace_bitmap(line, bm) != Some(bm);
             if self.scheme.reorders() && !self.bitmap_inline && (changed || !self.bitmap_write_if_changed) {
                 self.bitmap_access(t, line, true);
             }
