@@ -51,13 +51,14 @@ pub struct Engines {
     pub iv: f64,
     /// Core cycles from issue to result.
     pub lat: f64,
-    /// Occupied slots, a ring over [base, base + HORIZON).
-    busy: Vec<u64>,
+    /// Occupied slots, a ring over [base, base + HORIZON). Fixed-size arrays: indices are
+    /// masked to the ring, so the compiler drops the bounds checks of the booking loops.
+    busy: Box<[u64; HORIZON_WORDS]>,
     /// One bit per word of `busy`: set when all its 64 slots are taken. When the engines are
     /// saturated, bookings pile up far ahead of the present and a request would otherwise step
     /// through hundreds of full words to find a free slot (it was 90% of the model's time on
     /// memory-bound traces); with this it skips 64 full words per step.
-    full: Vec<u64>,
+    full: Box<[u64; HORIZON_WORDS / 64]>,
     base: u64,
     pub demand_ops: u64,
     pub spec_ops: u64,
@@ -89,8 +90,8 @@ impl Engines {
         Engines {
             iv: latency_cycles / stages as f64 / engines as f64,
             lat: latency_cycles,
-            busy: vec![0; HORIZON_WORDS],
-            full: vec![0; HORIZON_WORDS / 64],
+            busy: vec![0; HORIZON_WORDS].into_boxed_slice().try_into().expect("ring size"),
+            full: vec![0; HORIZON_WORDS / 64].into_boxed_slice().try_into().expect("summary size"),
             base: 0,
             demand_ops: 0,
             spec_ops: 0,
@@ -131,10 +132,17 @@ impl Engines {
     }
 
     /// Moves the window so that slot `s` fits, forgetting the oldest slots.
+    #[inline(always)]
     fn reach(&mut self, s: u64) {
-        if s < self.base + HORIZON {
-            return;
+        if s >= self.base + HORIZON {
+            self.move_window(s);
         }
+    }
+
+    /// [`Self::reach`]'s rare part (once per half ring), kept out of the booking loops.
+    #[cold]
+    #[inline(never)]
+    fn move_window(&mut self, s: u64) {
         let new_base = (s - HORIZON / 2) & !63;
         // Forget the words from the old base up to the new one (at most the whole ring), in at
         // most two contiguous runs of the ring.
