@@ -121,7 +121,7 @@ impl Fvt {
     }
 
     /// [`Self::observe`] of `v` found at `at` in the table; returns whether `v` entered it.
-    #[inline]
+    #[inline(always)]
     fn observe_at(&mut self, v: u64, at: Option<usize>) -> bool {
         self.clock += 1;
         if let Some(i) = at {
@@ -154,6 +154,7 @@ impl Fvt {
         false
     }
 
+    #[cold]
     fn insert(&mut self, v: u64) {
         if self.vals.len() < self.n {
             self.vals.push(v);
