@@ -23,6 +23,8 @@ pub const ABSENT: u8 = u8::MAX;
 #[derive(Clone, Debug)]
 pub struct Fvt {
     vals: Vec<u64>,
+    /// Last-use stamps of the values, and one more entry: where the stamp of a word that is
+    /// not in the table goes (see `observe_at`).
     stamp: Vec<u64>,
     n: usize,
     clock: u64,
@@ -47,7 +49,7 @@ impl Fvt {
         assert!(n >= 1 && n < ABSENT as usize && candidates.is_power_of_two() && promote >= 1);
         Fvt {
             vals: Vec::with_capacity(n),
-            stamp: Vec::with_capacity(n),
+            stamp: vec![0; n + 1],
             n,
             clock: 0,
             cand_val: vec![0; candidates],
@@ -86,7 +88,7 @@ impl Fvt {
     pub fn observe(&mut self, v: u64) {
         // One scan: the filter, then the position (not a membership pass and then a search).
         let at = if self.filter & sig(v) != 0 { self.find(v) } else { None };
-        self.observe_at(v, at);
+        self.observe_at(v, at.map_or(ABSENT, |i| i as u8));
     }
 
     /// Where each word of a line is in the table ([`ABSENT`] when it is not): the timing model
@@ -113,43 +115,44 @@ impl Fvt {
         let mut valid = true;
         for (&x, &p) in w.iter().zip(pos) {
             if valid {
-                valid = !self.observe_at(x, (p != ABSENT).then_some(p as usize));
+                valid = !self.observe_at(x, p);
             } else {
                 self.observe(x);
             }
         }
     }
 
-    /// [`Self::observe`] of `v` found at `at` in the table; returns whether `v` entered it.
+    /// [`Self::observe`] of `v` found at position `at` of the table ([`ABSENT`]: not in it);
+    /// returns whether `v` entered the table. Branch-free but for the (rare) promotion:
+    /// whether a fetched word is frequent, and what its filter entry holds, are as good as
+    /// random, and such branches were mispredicted several times per fetched line. Both
+    /// outcomes are computed and masks pick what is stored (a frequent word writes its filter
+    /// entry back unchanged, a word not in the table stamps the spare entry).
     #[inline(always)]
-    fn observe_at(&mut self, v: u64, at: Option<usize>) -> bool {
+    fn observe_at(&mut self, v: u64, at: u8) -> bool {
         self.clock += 1;
-        if let Some(i) = at {
-            self.stamp[i] = self.clock;
-            return false;
-        }
+        let frequent = at != ABSENT;
+        let i = (at as usize).min(self.n);
+        self.stamp[i] = self.clock;
         let s = if self.shift == 64 {
             0
         } else {
             (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
         };
-        if self.cand_cnt[s] > 0 && self.cand_val[s] == v {
-            self.cand_cnt[s] += 1;
-            if self.cand_cnt[s] >= self.promote {
-                self.cand_cnt[s] = 0;
-                self.insert(v);
-                return true;
-            }
-        } else if self.cand_cnt[s] == 0 {
-            self.cand_val[s] = v;
-            self.cand_cnt[s] = 1;
-            if self.promote == 1 {
-                self.cand_cnt[s] = 0;
-                self.insert(v);
-                return true;
-            }
-        } else {
-            self.cand_cnt[s] -= 1;
+        let (c, old) = (self.cand_cnt[s], self.cand_val[s]);
+        // A match counts up, an empty entry takes the value with a count of 1 (= 0 + 1), any
+        // other value counts the entry down.
+        let empty = c == 0;
+        let up = empty | (old == v);
+        let next = if up { c + 1 } else { c.wrapping_sub(1) };
+        let keep = (frequent as u32).wrapping_neg();
+        self.cand_cnt[s] = (c & keep) | (next & !keep);
+        let take = ((empty & !frequent) as u64).wrapping_neg();
+        self.cand_val[s] = (v & take) | (old & !take);
+        if !frequent & up & (next >= self.promote) {
+            self.cand_cnt[s] = 0;
+            self.insert(v);
+            return true;
         }
         false
     }
@@ -157,8 +160,8 @@ impl Fvt {
     #[cold]
     fn insert(&mut self, v: u64) {
         if self.vals.len() < self.n {
+            self.stamp[self.vals.len()] = self.clock;
             self.vals.push(v);
-            self.stamp.push(self.clock);
         } else {
             let lru = (0..self.n).min_by_key(|&i| self.stamp[i]).unwrap_or(0);
             self.vals[lru] = v;
@@ -196,7 +199,8 @@ mod tests {
                 for v in w {
                     b.observe(v);
                 }
-                assert_eq!((&a.vals, &a.stamp, &a.cand_val, &a.cand_cnt, a.filter), (&b.vals, &b.stamp, &b.cand_val, &b.cand_cnt, b.filter));
+                let n = a.vals.len();
+                assert_eq!((&a.vals, &a.stamp[..n], &a.cand_val, &a.cand_cnt, a.filter), (&b.vals, &b.stamp[..n], &b.cand_val, &b.cand_cnt, b.filter));
             }
         }
     }
