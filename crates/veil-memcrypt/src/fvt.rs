@@ -43,10 +43,10 @@ fn sig(v: u64) -> u64 {
 }
 
 impl Fvt {
-    /// `n` values (1 ..= 254), a filter of `candidates` entries (a power of two ≥ 1) and the
+    /// `n` values (1 ..= 64: `positions` keeps a bit per value), a filter of `candidates` entries (a power of two ≥ 1) and the
     /// promotion threshold (≥ 1).
     pub fn new(n: usize, candidates: usize, promote: u32) -> Self {
-        assert!(n >= 1 && n < ABSENT as usize && candidates.is_power_of_two() && promote >= 1);
+        assert!((1..=64).contains(&n) && candidates.is_power_of_two() && promote >= 1);
         Fvt {
             vals: Vec::with_capacity(n),
             stamp: vec![0; n + 1],
@@ -93,17 +93,20 @@ impl Fvt {
 
     /// Where each word of a line is in the table ([`ABSENT`] when it is not): the timing model
     /// asks this once per fetched line, for its frequent-word bitmap and for training.
+    /// Every word is compared with every value, without branches: whether a word is frequent
+    /// is as good as random, and the filter test and the search that stopped at the match
+    /// were mispredicted about once per line. The values are distinct, so a word matches one
+    /// at most; the comparisons vectorise where the CPU has AVX2 (`Sim::step`'s fast copy).
     #[inline]
     pub fn positions(&self, w: &[u64; 8]) -> [u8; 8] {
-        let mut pos = [ABSENT; 8];
-        for (p, &x) in pos.iter_mut().zip(w) {
-            if self.filter & sig(x) != 0 {
-                if let Some(i) = self.find(x) {
-                    *p = i as u8;
-                }
+        // Bit k of `hit[i]`: word i equals value k (the table holds at most 64 values).
+        let mut hit = [0u64; 8];
+        for (k, &v) in self.vals.iter().enumerate() {
+            for (h, &x) in hit.iter_mut().zip(w) {
+                *h |= ((x == v) as u64) << k;
             }
         }
-        pos
+        hit.map(|h| if h == 0 { ABSENT } else { h.trailing_zeros() as u8 })
     }
 
     /// Trains the table with a line's words in order, as eight [`Self::observe`] calls do,
