@@ -43,7 +43,8 @@ fn sig(v: u64) -> u64 {
 }
 
 impl Fvt {
-    /// `n` values (1 ..= 64: `positions` keeps a bit per value), a filter of `candidates` entries (a power of two ≥ 1) and the
+    /// `n` values (1 ..= 64: `positions` keeps a bit per value), a filter of `candidates`
+    /// entries (a power of two ≥ 1) and the
     /// promotion threshold (≥ 1).
     pub fn new(n: usize, candidates: usize, promote: u32) -> Self {
         assert!((1..=64).contains(&n) && candidates.is_power_of_two() && promote >= 1);

@@ -526,7 +526,8 @@ impl Sim {
         self.eng.spec_ops += ops;
         self.eng.book(t, ops, u64::MAX, &[], &mut []);
         if self.track_bm {
-            let bm = layout::bitmap(w, |v| self.fvt.contains(v));
+            let pos = self.fvt.positions(w);
+            let bm = layout::bitmap(&pos.map(u64::from), |p| p != fvt::ABSENT as u64);
             // The bitmap the line was fetched with is kept beside it in the L2 (8 bits a line):
             // an unchanged bitmap needs no bitmap-line update (`bitmap_write_if_changed`).
             let changed = self.replace_bitmap(line, bm) != Some(bm);
