@@ -98,6 +98,11 @@ impl Engines {
         self.bmi2 = false;
     }
 
+    /// Books with the portable code only (no POPCNT/BMI2), as on a CPU without them.
+    pub fn use_portable_code(&mut self) {
+        self.bmi2 = false;
+    }
+
     pub fn new(latency_cycles: f64, stages: u32, engines: u32) -> Self {
         Engines {
             iv: latency_cycles / stages as f64 / engines as f64,

@@ -543,10 +543,11 @@ impl Sim {
         self.eng.use_reference_booking();
     }
 
-    /// Runs the hot path compiled for the baseline CPU only (the test of the x86-64-v3 copy's
-    /// results compares against it).
+    /// Runs the hot path and the engine bookings compiled for the baseline CPU only, as on a
+    /// CPU without POPCNT/BMI/AVX2 (the test of the fast copies' results compares against it).
     pub fn use_portable_code(&mut self) {
         self.x86_v3 = false;
+        self.eng.use_portable_code();
     }
 
     /// Processes one record.
