@@ -19,6 +19,12 @@
 /// A word's position in [`Fvt::positions`] when the table does not hold it.
 pub const ABSENT: u8 = u8::MAX;
 
+/// Bit i set when word i of a line is in the table, from its [`Fvt::positions`].
+#[inline]
+pub fn frequent_mask(pos: &[u8; 8]) -> u8 {
+    pos.iter().enumerate().fold(0, |m, (i, &p)| m | ((p != ABSENT) as u8) << i)
+}
+
 /// Frequent value table with its candidate filter.
 #[derive(Clone, Debug)]
 pub struct Fvt {
@@ -44,8 +50,7 @@ fn sig(v: u64) -> u64 {
 
 impl Fvt {
     /// `n` values (1 ..= 64: `positions` keeps a bit per value), a filter of `candidates`
-    /// entries (a power of two ≥ 1) and the
-    /// promotion threshold (≥ 1).
+    /// entries (a power of two ≥ 1) and the promotion threshold (≥ 1).
     pub fn new(n: usize, candidates: usize, promote: u32) -> Self {
         assert!((1..=64).contains(&n) && candidates.is_power_of_two() && promote >= 1);
         Fvt {

@@ -353,10 +353,7 @@ impl Sim {
 
         // Which words and chunks the FVT can predict (before training on this line).
         let pos = self.fvt.positions(w);
-        let mut freq = 0u8;
-        for (i, &p) in pos.iter().enumerate() {
-            freq |= ((p != fvt::ABSENT) as u8) << i;
-        }
+        let freq = fvt::frequent_mask(&pos);
         self.r.fetched_words += 8;
         self.r.frequent_words += freq.count_ones() as u64;
         self.r.frequent_words_paired_natural += 2 * layout::predicted_mask(16, false, freq, 0).count_ones() as u64;
@@ -526,8 +523,7 @@ impl Sim {
         self.eng.spec_ops += ops;
         self.eng.book(t, ops, u64::MAX, &[], &mut []);
         if self.track_bm {
-            let pos = self.fvt.positions(w);
-            let bm = layout::bitmap(&pos.map(u64::from), |p| p != fvt::ABSENT as u64);
+            let bm = fvt::frequent_mask(&self.fvt.positions(w));
             // The bitmap the line was fetched with is kept beside it in the L2 (8 bits a line):
             // an unchanged bitmap needs no bitmap-line update (`bitmap_write_if_changed`).
             let changed = self.replace_bitmap(line, bm) != Some(bm);
