@@ -1,7 +1,9 @@
 //! Runs the timing model over a trace file, for profiling and timing by hand:
-//! `profile PATH|synth [cipher|plain] [max_records] [model|reference]` (`synth`: the stream
-//! `veil bench memcrypt` writes to its trace file; `reference`: model only, booking the engines
-//! as before the speed work). With `model` it only reads the records
+//! `profile PATH|synth|dense [SCHEME] [max_records] [model|reference]` (`synth` (= `runs`) and
+//! `dense`: the streams `veil bench memcrypt` writes to its trace files; SCHEME: a cipher
+//! (`aes256`, `tdes`, ...), `plain` (unprotected) or `nospec` (AES-256 without speculation or
+//! re-ordering), as the benchmark's schemes; `reference`: model only, booking the engines as
+//! before the speed work). With `model` it only reads the records
 //! into memory and runs the model over them once (what callgrind should see); otherwise it
 //! times reading alone, the model alone and both together.
 
@@ -10,19 +12,36 @@ fn main() {
     let mut cfg = veil_memcrypt::Config::default();
     match a.get(2).map(String::as_str) {
         Some("plain") => cfg.encryption = false,
+        Some("nospec") => {
+            cfg.ct_speculation = false;
+            cfg.mac_speculation = false;
+            cfg.reorder = false;
+        }
         Some(c) => cfg.cipher = c.into(),
         None => {}
     }
     let max_records = a.get(3).map_or(0, |s| s.parse().expect("max_records: a number"));
     let reference = a.get(4).is_some_and(|s| s == "reference");
     let model_only = reference || a.get(4).is_some_and(|s| s == "model");
-    let (trace, synth) = if a[1] == "synth" {
+    let records = if max_records == 0 { 2_000_000 } else { max_records };
+    let (trace, synth) = if a[1] == "synth" || a[1] == "runs" {
         let s = veil_memcrypt::synth::SynthConfig {
-            records: if max_records == 0 { 2_000_000 } else { max_records },
+            records,
             footprint_lines: 1 << 16,
             cache_lines: 4096,
             run_lines: 8,
             seed: 1,
+            ..Default::default()
+        };
+        (None, Some(s))
+    } else if a[1] == "dense" {
+        let s = veil_memcrypt::synth::SynthConfig {
+            records,
+            footprint_lines: 1 << 15,
+            cache_lines: 2048,
+            insts_per_access: 8,
+            p_zero: 0.5,
+            seed: 7,
             ..Default::default()
         };
         (None, Some(s))
@@ -39,10 +58,12 @@ fn main() {
     .unwrap();
     let read = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
+    let c = cpu_seconds();
     let res = run_model(&run.config, &recs, reference);
     let model = t.elapsed().as_secs_f64();
-    println!("{} records; read {:.2} M/s; model only {:.2} M/s (ipc {:.6})", recs.len(), recs.len() as f64 / read / 1e6,
-             recs.len() as f64 / model / 1e6, res.ipc);
+    let model_cpu = cpu_seconds() - c;
+    println!("{} records; read {:.2} M/s; model only {:.2} M/s, {:.2} M per CPU-second (ipc {:.6})", recs.len(),
+             recs.len() as f64 / read / 1e6, recs.len() as f64 / model / 1e6, recs.len() as f64 / model_cpu / 1e6, res.ipc);
     if model_only {
         return;
     }
@@ -50,6 +71,14 @@ fn main() {
     let r = veil_memcrypt::input::simulate_run(&run, &|| false).unwrap();
     let s = t.elapsed().as_secs_f64();
     println!("end to end {} records in {s:.3} s: {:.2} M/s", r.records, r.records as f64 / s / 1e6);
+}
+
+/// CPU seconds of this thread (what "records/s on one core" means on a shared machine).
+fn cpu_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// The model alone (callgrind: `--toggle-collect='*run_model*'` counts only this).

@@ -20,7 +20,8 @@ pub struct PointerDeps {
 impl PointerDeps {
     /// `entries`: a power of two.
     pub fn new(entries: usize) -> Self {
-        PointerDeps { lines: vec![EMPTY; entries], ready: vec![0.0; entries], mask: entries - 1 }
+        // One entry more: where `record` writes words that are not pointers (never read).
+        PointerDeps { lines: vec![EMPTY; entries + 1], ready: vec![0.0; entries + 1], mask: entries - 1 }
     }
 
     #[inline]
@@ -44,12 +45,12 @@ impl PointerDeps {
     pub fn record(&mut self, words: &[u64; 8], ready: f64, limit: u64) {
         for &w in words {
             let l = w >> 6;
-            // Lines 0..16 (the first KB) are never mapped: zero and small integers.
-            if l >= 16 && l < limit {
-                let i = self.slot(l);
-                self.lines[i] = l;
-                self.ready[i] = ready;
-            }
+            // Lines 0..16 (the first KB) are never mapped: zero and small integers. Which
+            // words are pointers is as good as random: instead of a branch, the others are
+            // written to the spare entry.
+            let i = if (16..limit).contains(&l) { self.slot(l) } else { self.mask + 1 };
+            self.lines[i] = l;
+            self.ready[i] = ready;
         }
     }
 }

@@ -25,6 +25,18 @@ fn select<const BMI2: bool>(x: u64, k: u64) -> u32 {
     f.trailing_zeros()
 }
 
+/// The bit of the `k`-th (from 0) set bit of `x`, or 0 when `x` has `k` set bits or fewer
+/// (only with BMI2: PDEP computes it in one instruction).
+#[inline(always)]
+fn select_bit<const BMI2: bool>(x: u64, k: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if BMI2 {
+        // SAFETY: instantiated with BMI2 = true only inside `book_bmi2`, on CPUs with BMI2.
+        return unsafe { pdep(1u64.checked_shl(k as u32).unwrap_or(0), x) };
+    }
+    unreachable!("select_bit is only used with BMI2")
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
 #[inline]
@@ -36,19 +48,29 @@ unsafe fn pdep(a: u64, mask: u64) -> u64 {
 const HORIZON_WORDS: usize = 1 << 14;
 const HORIZON: u64 = (HORIZON_WORDS * 64) as u64;
 
+/// 2^63 as a float: slot numbers below it convert through i64.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// The ring word holding slot `s`.
+#[inline(always)]
+fn ring(s: u64) -> usize {
+    ((s / 64) as usize) & (HORIZON_WORDS - 1)
+}
+
 #[derive(Clone, Debug)]
 pub struct Engines {
     /// Core cycles between issue slots of the pool.
     pub iv: f64,
     /// Core cycles from issue to result.
     pub lat: f64,
-    /// Occupied slots, a ring over [base, base + HORIZON).
-    busy: Vec<u64>,
+    /// Occupied slots, a ring over [base, base + HORIZON). Fixed-size arrays: indices are
+    /// masked to the ring, so the compiler drops the bounds checks of the booking loops.
+    busy: Box<[u64; HORIZON_WORDS]>,
     /// One bit per word of `busy`: set when all its 64 slots are taken. When the engines are
     /// saturated, bookings pile up far ahead of the present and a request would otherwise step
     /// through hundreds of full words to find a free slot (it was 90% of the model's time on
     /// memory-bound traces); with this it skips 64 full words per step.
-    full: Vec<u64>,
+    full: Box<[u64; HORIZON_WORDS / 64]>,
     base: u64,
     pub demand_ops: u64,
     pub spec_ops: u64,
@@ -76,12 +98,17 @@ impl Engines {
         self.bmi2 = false;
     }
 
+    /// Books with the portable code only (no POPCNT/BMI2), as on a CPU without them.
+    pub fn use_portable_code(&mut self) {
+        self.bmi2 = false;
+    }
+
     pub fn new(latency_cycles: f64, stages: u32, engines: u32) -> Self {
         Engines {
             iv: latency_cycles / stages as f64 / engines as f64,
             lat: latency_cycles,
-            busy: vec![0; HORIZON_WORDS],
-            full: vec![0; HORIZON_WORDS / 64],
+            busy: vec![0; HORIZON_WORDS].into_boxed_slice().try_into().expect("ring size"),
+            full: vec![0; HORIZON_WORDS / 64].into_boxed_slice().try_into().expect("summary size"),
             base: 0,
             demand_ops: 0,
             spec_ops: 0,
@@ -96,6 +123,12 @@ impl Engines {
         // ceil(x) for x >= 0 without a libm call (baseline x86-64 has no rounding instruction);
         // negative and NaN give 0 as `ceil().max(0.0) as u64` did.
         let x = t / self.iv;
+        if (0.0..TWO_63).contains(&x) {
+            // Below 2^63 the signed conversions give the same values and are one instruction
+            // each (x86-64 before AVX-512 has no unsigned ones: `as u64` is a dozen).
+            let s = x as i64;
+            return if (s as f64) < x { s as u64 + 1 } else { s as u64 };
+        }
         let s = x as u64;
         if (s as f64) < x {
             s.saturating_add(1)
@@ -107,14 +140,26 @@ impl Engines {
     /// Issue time of slot `s`.
     #[inline]
     pub fn time(&self, s: u64) -> f64 {
-        s as f64 * self.iv
+        // The signed conversion below 2^63, as in `slot`: the same value.
+        if s < 1 << 63 {
+            s as i64 as f64 * self.iv
+        } else {
+            s as f64 * self.iv
+        }
     }
 
     /// Moves the window so that slot `s` fits, forgetting the oldest slots.
+    #[inline(always)]
     fn reach(&mut self, s: u64) {
-        if s < self.base + HORIZON {
-            return;
+        if s >= self.base + HORIZON {
+            self.move_window(s);
         }
+    }
+
+    /// [`Self::reach`]'s rare part (once per half ring), kept out of the booking loops.
+    #[cold]
+    #[inline(never)]
+    fn move_window(&mut self, s: u64) {
         let new_base = (s - HORIZON / 2) & !63;
         // Forget the words from the old base up to the new one (at most the whole ring), in at
         // most two contiguous runs of the ring.
@@ -147,7 +192,7 @@ impl Engines {
     fn skip_full(&self, mut s: u64) -> u64 {
         let end = self.base + HORIZON;
         while s < end {
-            let wi = ((s / 64) as usize) & (HORIZON_WORDS - 1);
+            let wi = ring(s);
             let open = !self.full[wi / 64] >> (wi % 64);
             if open != 0 {
                 return (s + 64 * open.trailing_zeros() as u64).min(end);
@@ -175,6 +220,7 @@ impl Engines {
     /// of a booking's cost with hundreds of candidates per miss).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt,bmi1,bmi2")]
+    #[inline]
     unsafe fn book_bmi2(&mut self, t: f64, n: u64, limit: u64, targets: &[u64], slots: &mut [u64]) -> u64 {
         self.book_with::<true>(t, n, limit, targets, slots)
     }
@@ -194,7 +240,7 @@ impl Engines {
         let mut ti = 0;
         while k < n && s < limit {
             self.reach(s);
-            let wi = ((s / 64) as usize) & (HORIZON_WORDS - 1);
+            let wi = ring(s);
             let word_base = s & !63;
             let mut free = !self.busy[wi] & (u64::MAX << (s % 64));
             if limit < word_base + 64 {
@@ -202,21 +248,26 @@ impl Engines {
             }
             let avail = free.count_ones() as u64;
             let take = avail.min(n - k);
-            if take < avail {
-                // Keep only the lowest `take` free slots: those below the take-th.
+            // Keep only the lowest `take` free slots: those below the take-th. Whether a
+            // request ends in this word is as good as random (a third of these branches were
+            // mispredicted), so with BMI2 it is computed without one: PDEP gives the take-th
+            // free slot's bit, or 0 when there are only `take`, and one less is the mask.
+            if BMI2 {
+                free &= select_bit::<BMI2>(free, take).wrapping_sub(1);
+            } else if take < avail {
                 free &= (1u64 << select::<BMI2>(free, take)) - 1;
             }
             self.busy[wi] |= free;
-            if self.busy[wi] == u64::MAX {
-                self.full[wi / 64] |= 1 << (wi % 64);
-            }
+            // Set the summary bit when the word is full, without a branch.
+            self.full[wi / 64] |= ((self.busy[wi] == u64::MAX) as u64) << (wi % 64);
             while ti < targets.len() && targets[ti] < k + take {
                 slots[ti] = word_base + select::<BMI2>(free, targets[ti] - k) as u64;
                 ti += 1;
             }
             k += take;
             s = word_base + 64;
-            if k < n && s < self.base + HORIZON && !self.reference {
+            // The summary walk only when the next word is full (it would return `s` otherwise).
+            if k < n && s < self.base + HORIZON && !self.reference && self.busy[ring(s)] == u64::MAX {
                 s = self.skip_full(s);
             }
         }
@@ -224,7 +275,7 @@ impl Engines {
     }
 
     /// Books `n` demand operations ready at `t`; returns the completion time of the last.
-    #[inline]
+    #[inline(always)]
     pub fn demand(&mut self, t: f64, n: u64) -> f64 {
         self.demand_ops += n;
         if self.iv <= 0.0 {
@@ -245,7 +296,7 @@ impl Engines {
     pub fn book_one(&mut self, t: f64) -> u64 {
         let s = self.slot(t).max(self.base);
         if s < self.base + HORIZON {
-            let wi = ((s / 64) as usize) & (HORIZON_WORDS - 1);
+            let wi = ring(s);
             let free = !self.busy[wi] & (u64::MAX << (s % 64));
             if free != 0 {
                 let bit = free & free.wrapping_neg();

@@ -35,7 +35,7 @@ use crate::deps::PointerDeps;
 use crate::dram::Dram;
 use crate::engines::Engines;
 use crate::error::{Error, Result};
-use crate::fvt::Fvt;
+use crate::fvt::{self, Fvt};
 use crate::layout;
 use crate::mode::CipherKind;
 use crate::prefetch::Prefetcher;
@@ -165,6 +165,9 @@ pub struct Sim {
     r: Results,
     mem_sum: f64,
     crypto_sum: f64,
+    /// The CPU has x86-64-v3's integer extensions (POPCNT, BMI1/2, LZCNT) and AVX2 (checked
+    /// once): `step` runs a copy of the hot path compiled with them.
+    x86_v3: bool,
 }
 
 impl Sim {
@@ -215,26 +218,36 @@ impl Sim {
             r: Results::default(),
             mem_sum: 0.0,
             crypto_sum: 0.0,
+            x86_v3: has_x86_v3(),
         })
     }
 
+    /// The stored bitmap of `line` (a fill), set to `default` when there is none yet: one
+    /// lookup of the page's entry (this runs on every fill and writeback).
     #[inline]
-    fn bitmap_of(&self, line: u64) -> Option<u8> {
-        let (bms, set) = self.line_bm.get(&(line / LINES_PER_BITMAP))?;
-        let i = (line % LINES_PER_BITMAP) as usize;
-        (set >> i & 1 == 1).then_some(bms[i])
-    }
-
-    #[inline]
-    fn set_bitmap(&mut self, line: u64, bm: u8) {
+    fn bitmap_or_insert(&mut self, line: u64, default: u8) -> u8 {
         let e = self.line_bm.entry(line / LINES_PER_BITMAP).or_insert(([0; 64], 0));
         let i = (line % LINES_PER_BITMAP) as usize;
+        if e.1 >> i & 1 == 0 {
+            e.0[i] = default;
+            e.1 |= 1 << i;
+        }
+        e.0[i]
+    }
+
+    /// Stores `bm` as the bitmap of `line` (a writeback); returns the one it replaces.
+    #[inline]
+    fn replace_bitmap(&mut self, line: u64, bm: u8) -> Option<u8> {
+        let e = self.line_bm.entry(line / LINES_PER_BITMAP).or_insert(([0; 64], 0));
+        let i = (line % LINES_PER_BITMAP) as usize;
+        let old = (e.1 >> i & 1 == 1).then_some(e.0[i]);
         e.0[i] = bm;
         e.1 |= 1 << i;
+        old
     }
 
     /// Dispatches up to `n` more instructions, stalling behind full ROB windows.
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, n: u64) {
         let target = self.q + n;
         while let Some(&(p, ready)) = self.window.front() {
@@ -268,17 +281,17 @@ impl Sim {
     fn bitmap_decrypt(&mut self, arrive: f64, demand: bool) -> f64 {
         let n = self.scheme.chunks() as u64;
         let (iv, lat) = (self.eng.iv, self.eng.lat);
-        let at = |s: u64| if iv > 0.0 { s as f64 * iv + lat } else { arrive + lat };
+        let at = |e: &Engines, s: u64| if iv > 0.0 { e.time(s) + lat } else { arrive + lat };
         self.r.bitmap_ops += 2 * n;
         let mut last = [0u64];
         if demand {
             self.eng.book(arrive, 2, u64::MAX, &[1], &mut last);
-            let ready = at(last[0]);
+            let ready = at(&self.eng, last[0]);
             self.eng.book(arrive, 2 * n - 2, u64::MAX, &[], &mut []);
             ready
         } else {
             self.eng.book(arrive, 2 * n, u64::MAX, &[2 * n - 1], &mut last);
-            at(last[0])
+            at(&self.eng, last[0])
         }
     }
 
@@ -315,6 +328,7 @@ impl Sim {
     /// at `t` (in parallel with the data line's fetch): returns when it is known. A miss fetches
     /// the page's bitmap line; the bitmap line's and the data line's decryptions overlap in the
     /// engines, only the un-reordering waits for both.
+    #[inline(always)]
     fn bitmap_access(&mut self, t: f64, line: u64, write: bool) -> f64 {
         let page = line / LINES_PER_BITMAP;
         match self.bitmaps.access(page, write) {
@@ -343,6 +357,7 @@ impl Sim {
 
     /// A fill of `line` requested at `t`: returns when its data arrives, when it is usable and
     /// by how much waiting for the bitmap delayed that.
+    #[inline(always)]
     fn fill(&mut self, t: f64, line: u64, w: &[u64; 8]) -> (f64, f64, f64) {
         let t_miss = t + self.l2;
         let t_data = self.dram.access(t_miss, line);
@@ -352,18 +367,15 @@ impl Sim {
         let nf = self.fvt.capacity().min(self.fvt.values().len()) as u64;
 
         // Which words and chunks the FVT can predict (before training on this line).
-        let mut freq = 0u8;
-        for (i, &x) in w.iter().enumerate() {
-            freq |= (self.fvt.contains(x) as u8) << i;
-        }
+        let pos = self.fvt.positions(w);
+        let freq = fvt::frequent_mask(&pos);
         self.r.fetched_words += 8;
         self.r.frequent_words += freq.count_ones() as u64;
         self.r.frequent_words_paired_natural += 2 * layout::predicted_mask(16, false, freq, 0).count_ones() as u64;
         // The stored bitmap; a line never written back during the trace was laid down by the
         // loader with the FVT of now (see docs/memcrypt.md).
-        let stored_bm = if self.track_bm { self.bitmap_of(line).unwrap_or(freq) } else { 0 };
+        let stored_bm = if self.track_bm { self.bitmap_or_insert(line, freq) } else { 0 };
         if self.track_bm {
-            self.set_bitmap(line, stored_bm);
             let paired = 2 * layout::predicted_mask(16, true, freq, stored_bm).count_ones() as u64;
             self.r.frequent_words_paired_reordered += paired;
             self.r.frequent_words_paired_at_fetch += (freq.count_ones() & !1) as u64;
@@ -387,9 +399,7 @@ impl Sim {
         }
         self.r.chunks += n as u64;
         self.r.chunks_predicted += pm.count_ones() as u64;
-        for &x in w {
-            self.fvt.observe(x);
-        }
+        self.fvt.observe_line(w, &pos);
         if !self.encryption {
             return (t_data, t_data, 0.0);
         }
@@ -426,7 +436,7 @@ impl Sim {
             let mut slots = [0u64; 8];
             self.eng.book(t_data, n as u64, u64::MAX, &[0, 1, 2, 3, 4, 5, 6, 7][..n], &mut slots);
             for j in 0..n {
-                dem_dec[j] = if iv > 0.0 { slots[j] as f64 * iv } else { t_data } + lat;
+                dem_dec[j] = if iv > 0.0 { self.eng.time(slots[j]) } else { t_data } + lat;
             }
         } else {
             dem_dec[..n].fill(t_data.max(t_key));
@@ -479,14 +489,14 @@ impl Sim {
                 mac_last[j] = slots[j * per_t + per_t - 1];
             }
             self.eng.spec_ops += issued;
-            let at = |s: u64| if iv > 0.0 { s as f64 * iv + lat } else { from + lat };
+            let at = |e: &Engines, s: u64| if iv > 0.0 { e.time(s) + lat } else { from + lat };
             for j in 0..positions {
                 if (j as u64 + 1) * per_pos > issued {
                     break;
                 }
-                ct_done[j] = if ct_ops > 0 { at(ct_last[j]) } else { t_key };
+                ct_done[j] = if ct_ops > 0 { at(&self.eng, ct_last[j]) } else { t_key };
                 if mac_ops > 0 {
-                    mac_done[j] = at(mac_last[j]);
+                    mac_done[j] = at(&self.eng, mac_last[j]);
                 }
             }
         }
@@ -516,6 +526,7 @@ impl Sim {
 
 
     /// A dirty line written back at `t`: returns when it has crossed the bus.
+    #[inline(always)]
     fn writeback(&mut self, t: f64, line: u64, w: &[u64; 8]) -> f64 {
         let done = self.dram.access(t, line);
         if !self.encryption {
@@ -529,11 +540,10 @@ impl Sim {
         self.eng.spec_ops += ops;
         self.eng.book(t, ops, u64::MAX, &[], &mut []);
         if self.track_bm {
-            let bm = layout::bitmap(w, |v| self.fvt.contains(v));
+            let bm = fvt::frequent_mask(&self.fvt.positions(w));
             // The bitmap the line was fetched with is kept beside it in the L2 (8 bits a line):
             // an unchanged bitmap needs no bitmap-line update (`bitmap_write_if_changed`).
-            let changed = self.bitmap_of(line) != Some(bm);
-            self.set_bitmap(line, bm);
+            let changed = self.replace_bitmap(line, bm) != Some(bm);
             if self.scheme.reorders() && !self.bitmap_inline && (changed || !self.bitmap_write_if_changed) {
                 self.bitmap_access(t, line, true);
             }
@@ -556,11 +566,11 @@ impl Sim {
         let line = rec.addr >> 6;
         let w = layout::words(&rec.data);
         let lines_bitmaps = self.scheme.reorders() && !self.bitmap_inline;
+        let pos = self.fvt.positions(&w);
+        let freq = fvt::frequent_mask(&pos);
         if rec.kind == Kind::Writeback {
             if self.track_bm {
-                let bm = layout::bitmap(&w, |v| self.fvt.contains(v));
-                let changed = self.bitmap_of(line) != Some(bm);
-                self.set_bitmap(line, bm);
+                let changed = self.replace_bitmap(line, freq) != Some(freq);
                 if lines_bitmaps && (changed || !self.bitmap_write_if_changed) {
                     self.warm_bitmap_cache(line, true);
                 }
@@ -568,16 +578,12 @@ impl Sim {
             return;
         }
         if self.track_bm {
-            let freq = layout::bitmap(&w, |v| self.fvt.contains(v));
-            let stored = self.bitmap_of(line).unwrap_or(freq);
-            self.set_bitmap(line, stored);
+            self.bitmap_or_insert(line, freq);
             if lines_bitmaps {
                 self.warm_bitmap_cache(line, false);
             }
         }
-        for &x in &w {
-            self.fvt.observe(x);
-        }
+        self.fvt.observe_line(&w, &pos);
     }
 
     /// The bitmap cache and prefetcher side of [`Sim::bitmap_access`], untimed.
@@ -621,6 +627,13 @@ impl Sim {
         self.t
     }
 
+    /// Runs the hot path and the engine bookings compiled for the baseline CPU only, as on a
+    /// CPU without POPCNT/BMI/AVX2 (the test of the fast copies' results compares against it).
+    pub fn use_portable_code(&mut self) {
+        self.x86_v3 = false;
+        self.eng.use_portable_code();
+    }
+
     /// Processes one record.
     #[inline]
     pub fn step(&mut self, rec: &Record) {
@@ -630,6 +643,27 @@ impl Sim {
             self.warm(rec);
             return;
         }
+        #[cfg(target_arch = "x86_64")]
+        if self.x86_v3 {
+            // SAFETY: `x86_v3` is set only where the CPU has every feature `step_x86_v3` enables.
+            return unsafe { self.step_x86_v3(rec) };
+        }
+        self.step_with(rec)
+    }
+
+    /// [`Self::step`] compiled with POPCNT, BMI1/2, LZCNT and AVX2: the baseline x86-64 target
+    /// has no population count or trailing-zero count instructions, and the fill path counts
+    /// and scans bitmaps many times per record (a bit-trick POPCNT is a dozen instructions).
+    /// Everything `step_with` inlines is compiled again with these features; floating-point
+    /// results are the same (no fused multiply-add: Rust never contracts).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt,avx,avx2")]
+    unsafe fn step_x86_v3(&mut self, rec: &Record) {
+        self.step_with(rec)
+    }
+
+    #[inline(always)]
+    fn step_with(&mut self, rec: &Record) {
         self.r.records += 1;
         self.r.insts += rec.insts;
         self.r.llc_hits += rec.llc_hits;
@@ -703,6 +737,17 @@ impl Sim {
         r.dram_unloaded = self.dram.unloaded();
         r
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_x86_v3() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("popcnt") && has!("bmi1") && has!("bmi2") && has!("lzcnt") && has!("avx") && has!("avx2")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_x86_v3() -> bool {
+    false
 }
 
 /// Runs the timing model over a record stream, polling `interrupted` every 64 Ki records.
