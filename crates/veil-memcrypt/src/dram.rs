@@ -35,18 +35,62 @@ struct Busy {
     row: u64,
 }
 
+/// Reservations by start time. Retired ones are skipped by `head` and dropped in batches (a
+/// front removal per request cost more than the rest of the search); new ones go in near the
+/// end, so the searches run from the end back.
+#[derive(Clone, Debug, Default)]
+struct Reservations {
+    v: Vec<Busy>,
+    head: usize,
+}
+
+impl Reservations {
+    #[inline]
+    fn live(&self) -> &[Busy] {
+        &self.v[self.head..]
+    }
+
+    /// Inserts `b` at `i` (an index into `live()`, which keeps starts sorted).
+    #[inline]
+    fn insert(&mut self, i: usize, b: Busy) {
+        let at = self.head + i;
+        if at == self.v.len() {
+            self.v.push(b);
+        } else {
+            self.v.insert(at, b);
+        }
+    }
+
+    /// Skips the reservations at the front that end by `t`; returns the row of the last one.
+    #[inline]
+    fn retire(&mut self, t: f64) -> Option<u64> {
+        let mut row = None;
+        while let Some(b) = self.v.get(self.head) {
+            if b.end > t {
+                break;
+            }
+            row = Some(b.row);
+            self.head += 1;
+        }
+        if self.head >= 64 && self.head * 2 >= self.v.len() {
+            self.v.drain(..self.head);
+            self.head = 0;
+        }
+        row
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Bank {
-    /// Reservations by start time.
-    busy: std::collections::VecDeque<Busy>,
+    busy: Reservations,
     /// The row open after the last retired reservation.
     retired_row: u64,
 }
 
 pub struct Dram {
     banks: Vec<Bank>,
-    /// The data bus's reservations by start time (they never overlap).
-    bus: std::collections::VecDeque<Busy>,
+    /// The data bus's reservations (they never overlap; each lasts one burst).
+    bus: Reservations,
     clk: f64,
     t_cas: f64,
     t_rcd: f64,
@@ -54,34 +98,17 @@ pub struct Dram {
     beats: f64,
     lines_per_row: u64,
     pipelined_cas: bool,
-    pub stats: DramStats,
+    /// Accesses by row outcome (hit, closed, conflict): indexed, not matched, since the outcome
+    /// is as good as random and a branch on it mispredicts.
+    counts: [u64; 3],
 }
 
 const CLOSED: u64 = u64::MAX;
 
-#[derive(Clone, Copy)]
-enum Outcome {
-    Hit,
-    Closed,
-    Conflict,
-}
-
-/// Index of the first reservation that ends after `t` (starts are sorted; ends nearly so).
+/// Row outcome of an access: 0 a hit, 1 a closed bank, 2 a conflict (an index, not a branch).
 #[inline]
-fn first_live(q: &std::collections::VecDeque<Busy>, t: f64) -> usize {
-    let i = q.partition_point(|b| b.start < t);
-    // Reservations that start before t may still run past it.
-    let mut j = i;
-    while j > 0 && q[j - 1].end > t {
-        j -= 1;
-    }
-    j
-}
-
-#[inline]
-fn insert(q: &mut std::collections::VecDeque<Busy>, b: Busy) {
-    let i = q.partition_point(|x| x.start <= b.start);
-    q.insert(i, b);
+fn outcome(open: u64, row: u64) -> usize {
+    (open != row) as usize + (open != row && open != CLOSED) as usize
 }
 
 impl Dram {
@@ -89,7 +116,7 @@ impl Dram {
     #[allow(clippy::too_many_arguments)]
     pub fn new(banks: u32, row_bytes: u64, bus_bytes: u32, clk: f64, t_cas: f64, t_rcd: f64, t_rp: f64, pipelined_cas: bool) -> Self {
         Dram {
-            banks: vec![Bank { busy: Default::default(), retired_row: CLOSED }; banks as usize],
+            banks: vec![Bank { busy: Reservations::default(), retired_row: CLOSED }; banks as usize],
             bus: Default::default(),
             clk,
             t_cas,
@@ -98,18 +125,19 @@ impl Dram {
             beats: (64 / bus_bytes) as f64,
             lines_per_row: row_bytes / 64,
             pipelined_cas,
-            stats: DramStats::default(),
+            counts: [0; 3],
         }
     }
 
     /// Bus clocks from the bank's command to the data, by row outcome.
     #[inline]
-    fn latency(&self, o: Outcome) -> f64 {
-        match o {
-            Outcome::Hit => self.t_cas,
-            Outcome::Closed => self.t_rcd + self.t_cas,
-            Outcome::Conflict => self.t_rp + self.t_rcd + self.t_cas,
-        }
+    fn latency(&self, o: usize) -> f64 {
+        [self.t_cas, self.t_rcd + self.t_cas, self.t_rp + self.t_rcd + self.t_cas][o]
+    }
+
+    /// Accesses so far by row outcome.
+    pub fn stats(&self) -> DramStats {
+        DramStats { row_hits: self.counts[0], row_closed: self.counts[1], row_conflicts: self.counts[2] }
     }
 
     /// Core cycles the bank is held from its command, with no wait for the bus: until the burst
@@ -135,91 +163,66 @@ impl Dram {
         let nb = self.banks.len() as u64;
         let bi = (row_seq % nb) as usize;
         let row = row_seq / nb;
+        let outcome = |open: u64| outcome(open, row);
 
-        // The bank: the first gap at or after t that holds the command, with the row the
-        // reservation before it left open.
-        let (start, outcome) = {
+        // The bank: the earliest gap at or after t that holds the command, with the row the
+        // reservation before it left open. Walked from the last reservation back; gaps before a
+        // reservation that starts by t cannot hold it, nor can any earlier one.
+        let (bank_at, start, o) = {
             let b = &self.banks[bi];
-            let row_outcome = |open: u64| {
-                if open == row {
-                    Outcome::Hit
-                } else if open == CLOSED {
-                    Outcome::Closed
-                } else {
-                    Outcome::Conflict
+            let live = b.busy.live();
+            let prev = |k: usize| if k > 0 { (live[k - 1].row, live[k - 1].end) } else { (b.retired_row, f64::NEG_INFINITY) };
+            let (open, free) = prev(live.len());
+            let mut best = (live.len(), t.max(free), outcome(open));
+            let mut k = live.len();
+            while k > 0 && live[k - 1].start > t {
+                let (open, free) = prev(k - 1);
+                let (o, s) = (outcome(open), t.max(free));
+                if s + self.hold(self.latency(o)) <= live[k - 1].start {
+                    best = (k - 1, s, o);
                 }
-            };
-            match b.busy.back() {
-                // The common case: the bank is free from t on (or only its last reservation runs
-                // past t): nothing to search.
-                Some(last) if last.start <= t => (t.max(last.end), row_outcome(last.row)),
-                None => (t, row_outcome(b.retired_row)),
-                Some(_) => {
-                    let mut i = first_live(&b.busy, t);
-                    loop {
-                        let (open, free) = match i.checked_sub(1).map(|k| b.busy[k]) {
-                            Some(p) => (p.row, p.end),
-                            None => (b.retired_row, f64::NEG_INFINITY),
-                        };
-                        let o = row_outcome(open);
-                        let s = t.max(free);
-                        match b.busy.get(i) {
-                            Some(next) if s + self.hold(self.latency(o)) > next.start => i += 1,
-                            _ => break (s, o),
-                        }
-                    }
-                }
+                k -= 1;
             }
+            best
         };
-        match outcome {
-            Outcome::Hit => self.stats.row_hits += 1,
-            Outcome::Closed => self.stats.row_closed += 1,
-            Outcome::Conflict => self.stats.row_conflicts += 1,
-        }
-        let lat = self.latency(outcome);
+        self.counts[o] += 1;
+        let lat = self.latency(o);
 
-        // The bus: the first gap at or after the data's time that holds the burst.
+        // The bus: the earliest gap at or after the data's time that holds the burst, found
+        // the same way.
         let burst = self.beats * self.clk;
-        let mut data = start + lat * self.clk;
-        let mut j = self.bus.len();
-        match self.bus.back() {
-            // The common case: the burst goes after every reserved one.
-            Some(last) if last.start <= data => data = data.max(last.end),
-            None => {}
-            Some(_) => {
-                j = first_live(&self.bus, data);
-                while let Some(b) = self.bus.get(j) {
-                    if data + burst <= b.start {
-                        break;
-                    }
-                    data = data.max(b.end);
-                    j += 1;
+        let ready = start + lat * self.clk;
+        let (bus_at, data) = {
+            let live = self.bus.live();
+            let free = |k: usize| if k > 0 { live[k - 1].end } else { f64::NEG_INFINITY };
+            let mut best = (live.len(), ready.max(free(live.len())));
+            let mut k = live.len();
+            while k > 0 && live[k - 1].start >= ready + burst {
+                let c = ready.max(free(k - 1));
+                if c + burst <= live[k - 1].start {
+                    best = (k - 1, c);
                 }
+                k -= 1;
             }
-        }
+            best
+        };
         let done = data + burst;
-        self.bus.insert(j, Busy { start: data, end: done, row: 0 });
+        self.bus.insert(bus_at, Busy { start: data, end: done, row: 0 });
 
         // The bank is held as long as its burst waits for the bus.
         let end = data - lat * self.clk + self.hold(lat);
-        let q = &mut self.banks[bi].busy;
-        if q.back().is_none_or(|l| l.start <= start) {
-            q.push_back(Busy { start, end, row });
-        } else {
-            insert(q, Busy { start, end, row });
-        }
+        self.banks[bi].busy.insert(bank_at, Busy { start, end, row });
         done
     }
 
     /// Forgets reservations that end by `t`: no request is made before the core's time, so
     /// they can no longer delay one (a bank keeps the row its last one left open).
+    #[inline]
     pub fn retire(&mut self, t: f64) {
-        while self.bus.front().is_some_and(|b| b.end <= t) {
-            self.bus.pop_front();
-        }
+        self.bus.retire(t);
         for b in &mut self.banks {
-            while b.busy.front().is_some_and(|x| x.end <= t) && b.busy.len() > 1 {
-                b.retired_row = b.busy.pop_front().unwrap().row;
+            if let Some(row) = b.busy.retire(t) {
+                b.retired_row = row;
             }
         }
     }

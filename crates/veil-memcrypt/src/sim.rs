@@ -668,8 +668,11 @@ impl Sim {
         self.r.insts += rec.insts;
         self.r.llc_hits += rec.llc_hits;
         self.advance(rec.insts);
-        // No request is made before the core's time: older reservations cannot delay one.
-        self.dram.retire(self.t);
+        if self.r.records & 255 == 0 {
+            // No request is made before the core's time, so older SDRAM reservations can no
+            // longer delay one; dropping them only bounds memory (the searches stop before them).
+            self.dram.retire(self.t);
+        }
         let line = rec.addr >> 6;
         let w = layout::words(&rec.data);
         match rec.kind {
@@ -727,7 +730,7 @@ impl Sim {
         r.ipc = if self.t > 0.0 { r.insts as f64 / self.t } else { 0.0 };
         r.spec_ops = self.eng.spec_ops;
         r.demand_ops = self.eng.demand_ops;
-        let d = self.dram.stats;
+        let d = self.dram.stats();
         r.dram_row_hits = d.row_hits;
         r.dram_row_closed = d.row_closed;
         r.dram_row_conflicts = d.row_conflicts;
