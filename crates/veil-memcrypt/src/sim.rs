@@ -528,9 +528,8 @@ impl Sim {
     /// A dirty line written back at `t`: returns when it has crossed the bus.
     #[inline(always)]
     fn writeback(&mut self, t: f64, line: u64, w: &[u64; 8]) -> f64 {
-        let done = self.dram.access(t, line);
         if !self.encryption {
-            return done;
+            return self.dram.access(t, line);
         }
         let n = self.scheme.chunks() as u64;
         let ops = match self.scheme.mode {
@@ -538,7 +537,12 @@ impl Sim {
             Mode::Counter => 4 + n,
         };
         self.eng.spec_ops += ops;
-        self.eng.book(t, ops, u64::MAX, &[], &mut []);
+        // The line goes to memory once it is encrypted and its MACs computed (its last
+        // operation), with its new nonce or counter.
+        let mut last = [0u64];
+        self.eng.book(t, ops, u64::MAX, &[ops - 1], &mut last);
+        let sealed = if self.eng.iv > 0.0 { self.eng.time(last[0]) } else { t } + self.eng.lat;
+        let done = self.dram.access(sealed, line);
         if self.track_bm {
             let bm = fvt::frequent_mask(&self.fvt.positions(w));
             // The bitmap the line was fetched with is kept beside it in the L2 (8 bits a line):
