@@ -2,6 +2,7 @@
 reproducer's keys. The mechanisms themselves (encryption, MACs, speculation, timing sanity) are
 tested in Rust (crates/veil-memcrypt/tests)."""
 
+import csv
 import json
 from pathlib import Path
 
@@ -135,9 +136,17 @@ def test_reproducer_writes_the_results_keys(veil_cli, tmp_path):
     assert m["memcrypt/false_hits"] == 0
     assert 0 < m["memcrypt/reorder_predictable_share"] <= 1
     assert "memcrypt/mean_speedup_ratio_1to6_over_1to4" in m
+    assert 0 < m["memcrypt/reorder_predictable_share_stored_bitmap"] <= m["memcrypt/reorder_predictable_share"] <= 1
     ws = {k.split("/")[1] for k in m if k.endswith("/fv8_predictability")}
     assert ws
     for w in ws:
         for k in ("speedup_aes_direct_256k", "speedup_tdes_direct_256k", "speedup_aes_direct_1m",
                   "speedup_mac_counter_256k"):
             assert f"memcrypt/{w}/{k}" in m
+    # Each figure's plotted series are written beside it: one row per (series, workload).
+    with (tmp_path / "rep" / "figures" / "memcrypt_fig7_direct_speedup.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert {r["series"] for r in rows} == {"TDES 256 KB", "AES 256 KB", "TDES 1 MB", "AES 1 MB"}
+    assert {r["workload"] for r in rows} == ws and len(rows) == 4 * len(ws)
+    tdes = {r["workload"]: float(r["IPC speedup"]) for r in rows if r["series"] == "TDES 256 KB"}
+    assert all(tdes[w] == pytest.approx(m[f"memcrypt/{w}/speedup_tdes_direct_256k"]) for w in ws)
