@@ -308,18 +308,26 @@ impl Sim {
     /// Runs the prefetcher on a trigger at `page` (time `t`): fetches the bitmap lines it asks
     /// for that are neither cached nor in flight, behind the demand requests already made.
     fn prefetch_bitmaps(&mut self, t: f64, page: u64) {
+        self.run_prefetcher(page, |sim, p| {
+            sim.r.bitmap_prefetches += 1;
+            let arrive = sim.dram.access(t, BITMAP_REGION + p);
+            let ready = sim.bitmap_decrypt(arrive, false);
+            let victim = sim.bitmaps.fill(p, ready, false, true);
+            sim.write_back_bitmap(t, victim);
+        });
+    }
+
+    /// Triggers the prefetcher at `page` and hands `fetch` each page it asks for that is neither
+    /// cached nor in flight (checked as each is fetched: a fetch may evict another).
+    #[inline(always)]
+    fn run_prefetcher(&mut self, page: u64, mut fetch: impl FnMut(&mut Self, u64)) {
         let mut want = std::mem::take(&mut self.pf_buf);
         want.clear();
         self.prefetcher.trigger(page, &mut want);
         for &p in &want {
-            if p >= LINE_LIMIT / LINES_PER_BITMAP || self.bitmaps.contains(p) {
-                continue;
+            if p < LINE_LIMIT / LINES_PER_BITMAP && !self.bitmaps.contains(p) {
+                fetch(self, p);
             }
-            self.r.bitmap_prefetches += 1;
-            let arrive = self.dram.access(t, BITMAP_REGION + p);
-            let ready = self.bitmap_decrypt(arrive, false);
-            let victim = self.bitmaps.fill(p, ready, false, true);
-            self.write_back_bitmap(t, victim);
         }
         self.pf_buf = want;
     }
@@ -545,14 +553,20 @@ impl Sim {
         let done = self.dram.access(sealed, line);
         if self.track_bm {
             let bm = fvt::frequent_mask(&self.fvt.positions(w));
-            // The bitmap the line was fetched with is kept beside it in the L2 (8 bits a line):
-            // an unchanged bitmap needs no bitmap-line update (`bitmap_write_if_changed`).
-            let changed = self.replace_bitmap(line, bm) != Some(bm);
-            if self.scheme.reorders() && !self.bitmap_inline && (changed || !self.bitmap_write_if_changed) {
+            if self.store_written_bitmap(line, bm) {
                 self.bitmap_access(t, line, true);
             }
         }
         done
+    }
+
+    /// Stores the bitmap `bm` a writeback of `line` gives it; returns whether the page's bitmap
+    /// line must be updated. The bitmap the line was fetched with is kept beside it in the L2 (8
+    /// bits a line): an unchanged bitmap needs no update (`bitmap_write_if_changed`).
+    #[inline(always)]
+    fn store_written_bitmap(&mut self, line: u64, bm: u8) -> bool {
+        let changed = self.replace_bitmap(line, bm) != Some(bm);
+        self.scheme.reorders() && !self.bitmap_inline && (changed || !self.bitmap_write_if_changed)
     }
 
     /// Books the crypto engines as before the speed work (the benchmark's baseline; same
@@ -569,21 +583,17 @@ impl Sim {
     fn warm(&mut self, rec: &Record) {
         let line = rec.addr >> 6;
         let w = layout::words(&rec.data);
-        let lines_bitmaps = self.scheme.reorders() && !self.bitmap_inline;
         let pos = self.fvt.positions(&w);
         let freq = fvt::frequent_mask(&pos);
         if rec.kind == Kind::Writeback {
-            if self.track_bm {
-                let changed = self.replace_bitmap(line, freq) != Some(freq);
-                if lines_bitmaps && (changed || !self.bitmap_write_if_changed) {
-                    self.warm_bitmap_cache(line, true);
-                }
+            if self.track_bm && self.store_written_bitmap(line, freq) {
+                self.warm_bitmap_cache(line, true);
             }
             return;
         }
         if self.track_bm {
             self.bitmap_or_insert(line, freq);
-            if lines_bitmaps {
+            if self.scheme.reorders() && !self.bitmap_inline {
                 self.warm_bitmap_cache(line, false);
             }
         }
@@ -601,15 +611,9 @@ impl Sim {
             }
         };
         if trigger {
-            let mut want = std::mem::take(&mut self.pf_buf);
-            want.clear();
-            self.prefetcher.trigger(page, &mut want);
-            for &p in &want {
-                if p < LINE_LIMIT / LINES_PER_BITMAP && !self.bitmaps.contains(p) {
-                    self.bitmaps.fill(p, 0.0, false, true);
-                }
-            }
-            self.pf_buf = want;
+            self.run_prefetcher(page, |sim, p| {
+                sim.bitmaps.fill(p, 0.0, false, true);
+            });
         }
     }
 
