@@ -136,6 +136,7 @@ def test_reproducer_writes_the_results_keys(veil_cli, tmp_path):
     assert m["memcrypt/false_hits"] == 0
     assert 0 < m["memcrypt/reorder_predictable_share"] <= 1
     assert "memcrypt/mean_speedup_ratio_1to6_over_1to4" in m
+    assert "memcrypt/tdes_mean_speedup_ratio_1to6_over_1to4" in m
     assert 0 < m["memcrypt/reorder_predictable_share_stored_bitmap"] <= m["memcrypt/reorder_predictable_share"] <= 1
     ws = {k.split("/")[1] for k in m if k.endswith("/fv8_predictability")}
     assert ws

@@ -5,7 +5,8 @@
 //! re-ordering), as the benchmark's schemes; `reference`: model only, booking the engines as
 //! before the speed work). With `model` it only reads the records
 //! into memory and runs the model over them once (what callgrind should see); otherwise it
-//! times reading alone, the model alone and both together.
+//! times reading alone, the model alone and both together. `MC_CONFIG='{"reorder": false}'` sets
+//! any other config fields (JSON, over the scheme's).
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -19,6 +20,14 @@ fn main() {
         }
         Some(c) => cfg.cipher = c.into(),
         None => {}
+    }
+    if let Ok(j) = std::env::var("MC_CONFIG") {
+        let mut v = serde_json::to_value(&cfg).unwrap();
+        let over: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&j).expect("MC_CONFIG: a JSON object");
+        for (k, x) in over {
+            v[k] = x;
+        }
+        cfg = serde_json::from_value(v).expect("MC_CONFIG: config fields");
     }
     let max_records = a.get(3).map_or(0, |s| s.parse().expect("max_records: a number"));
     let reference = a.get(4).is_some_and(|s| s == "reference");
