@@ -17,7 +17,9 @@
 //! Approximations: the row a request finds open is the row of the reservation before it in time,
 //! and a later reservation keeps the row outcome it was booked with when an earlier request is
 //! slotted in before it; the caller retires reservations that end before the earliest time any
-//! future request can have (the core's time), so the searches stay short.
+//! future request can have (the core's time), so the lists stay short, and each list marks its
+//! last gap long enough for any request, where the searches start (most later reservations
+//! follow one another with no room between them).
 
 /// Row-buffer outcome counts.
 #[derive(Clone, Copy, Debug, Default)]
