@@ -377,50 +377,21 @@ mod tests {
     /// latencies and the shifts: every reservation that starts after the request is tried, from
     /// the last one back. The model must give exactly its results.
     mod walk_all {
-        use super::super::{outcome, Busy, DramStats, CLOSED};
+        use super::super::{outcome, Busy, DramStats, Reservations, CLOSED};
 
-        #[derive(Clone, Default)]
-        struct Reservations {
-            v: Vec<Busy>,
-            head: usize,
+        /// The lists as they were: a plain insert (`Reservations::retire` is unchanged but for
+        /// moving the marker, which this search never reads).
+        fn insert(r: &mut Reservations, i: usize, b: Busy) {
+            r.v.insert(r.head + i, b);
         }
 
-        impl Reservations {
-            fn live(&self) -> &[Busy] {
-                &self.v[self.head..]
-            }
-
-            fn insert(&mut self, i: usize, b: Busy) {
-                self.v.insert(self.head + i, b);
-            }
-
-            fn retire(&mut self, t: f64) -> Option<u64> {
-                let mut row = None;
-                while let Some(b) = self.v.get(self.head) {
-                    if b.end > t {
-                        break;
-                    }
-                    row = Some(b.row);
-                    self.head += 1;
-                }
-                if self.head >= 64 && self.head * 2 >= self.v.len() {
-                    self.v.drain(..self.head);
-                    self.head = 0;
-                }
-                row
-            }
-        }
-
+        /// The timings, `latency` and `hold` are the model's (unchanged); the lists, the
+        /// search and the counts are the reference's own.
         pub struct Dram {
+            p: super::super::Dram,
             banks: Vec<(Reservations, u64)>,
             bus: Reservations,
-            clk: f64,
-            t_cas: f64,
-            t_rcd: f64,
-            t_rp: f64,
-            beats: f64,
             lines_per_row: u64,
-            pipelined_cas: bool,
             counts: [u64; 3],
         }
 
@@ -428,28 +399,11 @@ mod tests {
             #[allow(clippy::too_many_arguments)]
             pub fn new(banks: u32, row_bytes: u64, bus_bytes: u32, clk: f64, t_cas: f64, t_rcd: f64, t_rp: f64, pipelined_cas: bool) -> Self {
                 Dram {
-                    banks: vec![(Reservations::default(), CLOSED); banks as usize],
-                    bus: Reservations::default(),
-                    clk,
-                    t_cas,
-                    t_rcd,
-                    t_rp,
-                    beats: (64 / bus_bytes) as f64,
+                    p: super::super::Dram::new(banks, row_bytes, bus_bytes, clk, t_cas, t_rcd, t_rp, pipelined_cas),
+                    banks: vec![(Reservations::new(0.0), CLOSED); banks as usize],
+                    bus: Reservations::new(0.0),
                     lines_per_row: row_bytes / 64,
-                    pipelined_cas,
                     counts: [0; 3],
-                }
-            }
-
-            fn latency(&self, o: usize) -> f64 {
-                [self.t_cas, self.t_rcd + self.t_cas, self.t_rp + self.t_rcd + self.t_cas][o]
-            }
-
-            fn hold(&self, lat: f64) -> f64 {
-                if self.pipelined_cas {
-                    (lat - self.t_cas + self.beats) * self.clk
-                } else {
-                    lat * self.clk
                 }
             }
 
@@ -472,7 +426,7 @@ mod tests {
                     while k > 0 && live[k - 1].start > t {
                         let (open, free) = prev(k - 1);
                         let (o, s) = (outcome(open, row), t.max(free));
-                        if s + self.hold(self.latency(o)) <= live[k - 1].start {
+                        if s + self.p.hold(self.p.latency(o)) <= live[k - 1].start {
                             best = (k - 1, s, o);
                         }
                         k -= 1;
@@ -480,9 +434,9 @@ mod tests {
                     best
                 };
                 self.counts[o] += 1;
-                let lat = self.latency(o);
-                let burst = self.beats * self.clk;
-                let ready = start + lat * self.clk;
+                let lat = self.p.latency(o);
+                let burst = self.p.beats * self.p.clk;
+                let ready = start + lat * self.p.clk;
                 let (bus_at, data) = {
                     let live = self.bus.live();
                     let free = |k: usize| if k > 0 { live[k - 1].end } else { f64::NEG_INFINITY };
@@ -498,9 +452,9 @@ mod tests {
                     best
                 };
                 let done = data + burst;
-                self.bus.insert(bus_at, Busy { start: data, end: done, row: 0 });
-                let end = data - lat * self.clk + self.hold(lat);
-                self.banks[bi].0.insert(bank_at, Busy { start, end, row });
+                insert(&mut self.bus, bus_at, Busy { start: data, end: done, row: 0 });
+                let end = data - lat * self.p.clk + self.p.hold(lat);
+                insert(&mut self.banks[bi].0, bank_at, Busy { start, end, row });
                 done
             }
 
