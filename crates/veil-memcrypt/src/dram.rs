@@ -85,13 +85,14 @@ impl Reservations {
     fn insert(&mut self, i: usize, b: Busy) {
         let at = self.head + i;
         if at == self.v.len() {
-            // Whether the new gap is long enough is as good as random: a select, not a branch.
+            // The gap before a reservation added at the end may be the new last long one.
             let free = if i > 0 { self.v[at - 1].end } else { f64::NEG_INFINITY };
             self.open = if free + self.min_hold <= b.start { at } else { self.open };
             self.v.push(b);
         } else {
-            // A few reservations move up by one: a loop rather than a call to memmove (as
-            // fast, and callgrind's model mispredicted the call through the PLT).
+            // A few reservations move up by one: a loop rather than a call to memmove (as fast
+            // here, and callgrind's branch model counted the call through the PLT as
+            // mispredicted, which blurred the counts).
             self.v.push(b);
             let mut k = self.v.len() - 1;
             while k > at {
