@@ -90,16 +90,7 @@ impl Reservations {
             self.open = if free + self.min_hold <= b.start { at } else { self.open };
             self.v.push(b);
         } else {
-            // A few reservations move up by one: a loop rather than a call to memmove (as fast
-            // here, and callgrind's branch model counted the call through the PLT as
-            // mispredicted, which blurred the counts).
-            self.v.push(b);
-            let mut k = self.v.len() - 1;
-            while k > at {
-                self.v[k] = self.v[k - 1];
-                k -= 1;
-            }
-            self.v[at] = b;
+            self.v.insert(at, b);
             // The gap `b` went into is split in two; the gaps after it move up by one.
             self.open = if self.open > at {
                 self.open + 1
@@ -317,12 +308,8 @@ impl Dram {
 
     /// Latency of an isolated access of each kind, core cycles: (hit, closed, conflict).
     pub fn unloaded(&self) -> (f64, f64, f64) {
-        let x = self.beats * self.clk;
-        (
-            self.t_cas * self.clk + x,
-            (self.t_rcd + self.t_cas) * self.clk + x,
-            (self.t_rp + self.t_rcd + self.t_cas) * self.clk + x,
-        )
+        let burst = self.bus.min_hold;
+        (self.lat_cycles[0] + burst, self.lat_cycles[1] + burst, self.lat_cycles[2] + burst)
     }
 }
 
