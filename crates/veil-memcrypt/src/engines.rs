@@ -202,6 +202,17 @@ impl Engines {
         end
     }
 
+    /// When an operation booked at slot `s` for work ready at `t` has its result: with zero
+    /// latency no slot is booked (every operation issues at once, see `book`).
+    #[inline]
+    pub fn done(&self, s: u64, t: f64) -> f64 {
+        if self.iv > 0.0 {
+            self.time(s) + self.lat
+        } else {
+            t + self.lat
+        }
+    }
+
     /// Books up to `n` operations ready at `t` into free slots before slot `limit` (exclusive),
     /// in slot order; returns how many were booked. For each op index in `targets` (ascending)
     /// that was booked, `slots` gets its slot at the same position. Works a 64-slot word at a

@@ -280,18 +280,16 @@ impl Sim {
     /// it is. The line's offsets come from its on-chip nonce while it is fetched.
     fn bitmap_decrypt(&mut self, arrive: f64, demand: bool) -> f64 {
         let n = self.scheme.chunks() as u64;
-        let (iv, lat) = (self.eng.iv, self.eng.lat);
-        let at = |e: &Engines, s: u64| if iv > 0.0 { e.time(s) + lat } else { arrive + lat };
         self.r.bitmap_ops += 2 * n;
         let mut last = [0u64];
         if demand {
             self.eng.book(arrive, 2, u64::MAX, &[1], &mut last);
-            let ready = at(&self.eng, last[0]);
+            let ready = self.eng.done(last[0], arrive);
             self.eng.book(arrive, 2 * n - 2, u64::MAX, &[], &mut []);
             ready
         } else {
             self.eng.book(arrive, 2 * n, u64::MAX, &[2 * n - 1], &mut last);
-            at(&self.eng, last[0])
+            self.eng.done(last[0], arrive)
         }
     }
 
@@ -444,7 +442,7 @@ impl Sim {
             let mut slots = [0u64; 8];
             self.eng.book(t_data, n as u64, u64::MAX, &[0, 1, 2, 3, 4, 5, 6, 7][..n], &mut slots);
             for j in 0..n {
-                dem_dec[j] = if iv > 0.0 { self.eng.time(slots[j]) } else { t_data } + lat;
+                dem_dec[j] = self.eng.done(slots[j], t_data);
             }
         } else {
             dem_dec[..n].fill(t_data.max(t_key));
@@ -497,14 +495,13 @@ impl Sim {
                 mac_last[j] = slots[j * per_t + per_t - 1];
             }
             self.eng.spec_ops += issued;
-            let at = |e: &Engines, s: u64| if iv > 0.0 { e.time(s) + lat } else { from + lat };
             for j in 0..positions {
                 if (j as u64 + 1) * per_pos > issued {
                     break;
                 }
-                ct_done[j] = if ct_ops > 0 { at(&self.eng, ct_last[j]) } else { t_key };
+                ct_done[j] = if ct_ops > 0 { self.eng.done(ct_last[j], from) } else { t_key };
                 if mac_ops > 0 {
-                    mac_done[j] = at(&self.eng, mac_last[j]);
+                    mac_done[j] = self.eng.done(mac_last[j], from);
                 }
             }
         }
@@ -549,7 +546,7 @@ impl Sim {
         // operation), with its new nonce or counter.
         let mut last = [0u64];
         self.eng.book(t, ops, u64::MAX, &[ops - 1], &mut last);
-        let sealed = if self.eng.iv > 0.0 { self.eng.time(last[0]) } else { t } + self.eng.lat;
+        let sealed = self.eng.done(last[0], t);
         let done = self.dram.access(sealed, line);
         if self.track_bm {
             let bm = fvt::frequent_mask(&self.fvt.positions(w));
