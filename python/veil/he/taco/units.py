@@ -1,6 +1,7 @@
 """45 nm unit costs for TACO's blocks. Every row names its published source; derived rows say
-how they were derived. No row is fitted: the only fitted numbers are the two global
-calibration constants in `design.calibrate` (area overhead, leakage density).
+how they were derived. No row is fitted: the only fitted number is the global area
+factor in `design.calibrate` (periphery and wiring over the bare units; registered in
+`veil.he.provenance`).
 
 Horowitz, "Computing's energy problem (and what we can do about it)", ISSCC 2014, Fig. 1.1.9
 (45 nm, 0.9 V): energy per operation and area per unit, and 64-bit SRAM reads by array size.
