@@ -1,8 +1,9 @@
 //! SEAL's BFV public-key encryption and decryption as TACO's hardware blocks compute them.
 //! Each step runs on the data and adds what it did to its block's `Counts`:
 //!
-//! encryption (SEAL `encrypt_zero_asymmetric` + `multiply_add_plain_with_scaling_variant`)
-//! * `sample_u`: ternary u from the PRNG, reduced into every key-level prime's lane;
+//! encryption (SEAL `encrypt_zero_asymmetric` + `multiply_add_plain_with_scaling_variant`),
+//! bit for bit SEAL's for the same PRNG type and seed (known answers in tests/seal_kat.rs)
+//! * `sample_u`: ternary u from SEAL's PRNG, reduced into every key-level prime's lane;
 //! * `ntt`: NTT(u) per prime;
 //! * `dyadic`: pk0*u and pk1*u per prime (the public key is stored in NTT form);
 //! * `intt`: both products back to coefficients per prime (a fresh BFV ciphertext is not in
@@ -21,7 +22,7 @@ use std::collections::BTreeMap;
 
 use crate::arith::{add_mod, inv_mod, mul_mod, seal_gamma, sub_mod};
 use crate::ntt::NttTables;
-use crate::prng::Prng;
+use crate::prng::{Prng, PrngType};
 use crate::Counts;
 
 /// Operation counts per hardware block, filled while the datapath runs.
@@ -66,15 +67,13 @@ fn lift(v: i8, q: u64) -> u64 {
 /// Encrypts plaintext coefficients `m` (each < t, at most n of them) under a public key in
 /// SEAL's layout (`pk[j][i]`: polynomial j, key-level prime i, NTT form). Returns the two
 /// ciphertext polynomials over the data primes, in coefficient form.
-pub fn encrypt(p: &Params, pk: &[Vec<Vec<u64>>], m: &[u64], seed: &[u8], led: &mut Ledger) -> Result<Vec<Vec<Vec<u64>>>, String> {
-    let (n, kk, l) = (p.n, p.primes.len(), p.data_primes());
+pub fn encrypt(p: &Params, pk: &[Vec<Vec<u64>>], m: &[u64], prng: PrngType, seed: &[u8], led: &mut Ledger) -> Result<Vec<Vec<Vec<u64>>>, String> {
+    let (n, kk) = (p.n, p.primes.len());
     if pk.len() != 2 || pk.iter().any(|poly| poly.len() != kk || poly.iter().any(|r| r.len() != n)) {
         return Err(format!("public key: expected 2 polynomials x {kk} primes x {n} coefficients"));
     }
-    if m.len() > n || m.iter().any(|&x| x >= p.t) {
-        return Err(format!("plaintext: at most {n} coefficients, each below t = {}", p.t));
-    }
-    let mut rng = Prng::new(seed);
+    check_plain(p, m)?;
+    let mut rng = Prng::new(prng, seed)?;
     // u, one ternary sample shared by every lane
     let u = rng.ternary(n, block(led, "sample_u"));
     let mut u_lanes: Vec<Vec<u64>> = p.primes.iter().map(|&q| u.iter().map(|&v| lift(v, q)).collect()).collect();
@@ -148,10 +147,22 @@ pub fn encrypt(p: &Params, pk: &[Vec<Vec<u64>>], m: &[u64], seed: &[u8], led: &m
             c.coeffs += n as u64;
         }
     }
-    // c0 += round(q m / t) = m * floor(q/t) + floor(((q mod t) m + (t+1)/2) / t)
-    let t = p.t;
+    add_scaled_plain(p, &mut ct[0], m, block(led, "scale"));
+    Ok(ct)
+}
+
+fn check_plain(p: &Params, m: &[u64]) -> Result<(), String> {
+    if m.len() > p.n || m.iter().any(|&x| x >= p.t) {
+        return Err(format!("plaintext: at most {} coefficients, each below t = {}", p.n, p.t));
+    }
+    Ok(())
+}
+
+/// c0 += round(q m / t) = m * floor(q/t) + floor(((q mod t) m + (t+1)/2) / t), per data prime
+/// (SEAL's `multiply_add_plain_with_scaling_variant`).
+fn add_scaled_plain(p: &Params, c0: &mut [Vec<u64>], m: &[u64], c: &mut Counts) {
+    let (t, l) = (p.t, p.data_primes());
     let q_mod_t = p.primes[..l].iter().fold(1 % t, |a, &q| mul_mod(a, q % t, t));
-    let c = block(led, "scale");
     let mut fix = vec![0u64; m.len()];
     for (f, &mi) in fix.iter_mut().zip(m) {
         *f = ((q_mod_t as u128 * mi as u128 + ((t + 1) / 2) as u128) / t as u128) as u64;
@@ -163,7 +174,7 @@ pub fn encrypt(p: &Params, pk: &[Vec<Vec<u64>>], m: &[u64], seed: &[u8], led: &m
         // floor(q/t) mod q_i = -(q mod t) / t mod q_i, as q = 0 mod q_i
         let delta = mul_mod(sub_mod(0, q_mod_t % q, q), inv_mod(t % q, q), q);
         for (j, (&mi, &f)) in m.iter().zip(&fix).enumerate() {
-            let x = &mut ct[0][i][j];
+            let x = &mut c0[i][j];
             *x = add_mod(*x, add_mod(mul_mod(mi, delta, q), f % q, q), q);
         }
         c.modmuls += m.len() as u64;
@@ -172,7 +183,51 @@ pub fn encrypt(p: &Params, pk: &[Vec<Vec<u64>>], m: &[u64], seed: &[u8], led: &m
         c.sram_writes += m.len() as u64;
         c.coeffs += m.len() as u64;
     }
-    Ok(ct)
+}
+
+/// SEAL's symmetric BFV encryption (`encrypt_zero_symmetric` + the same plaintext scaling) over
+/// the data primes with a secret key in NTT form: a bootstrap PRNG of type `prng` draws a
+/// 64-byte seed for a BLAKE2Xb PRNG (SEAL's default factory, whatever `prng` is) that draws
+/// the uniform a; the bootstrap PRNG then draws e; c1 = INTT(a), c0 = -(INTT(s . a) + e) + Δm.
+pub fn encrypt_symmetric(p: &Params, sk: &[Vec<u64>], m: &[u64], prng: PrngType, seed: &[u8], led: &mut Ledger) -> Result<Vec<Vec<Vec<u64>>>, String> {
+    let (n, l) = (p.n, p.data_primes());
+    if sk.len() < l || sk.iter().any(|r| r.len() != n) {
+        return Err(format!("secret key: expected {l} primes x {n} coefficients"));
+    }
+    check_plain(p, m)?;
+    let mut boot = Prng::new(prng, seed)?;
+    let mut ct_seed = [0u8; crate::prng::SEED_BYTES];
+    boot.fill(&mut ct_seed, block(led, "sample_a"));
+    let a = Prng::new(PrngType::Blake2xb, &ct_seed)?.uniform(n, &p.primes[..l], block(led, "sample_a"));
+    block(led, "sample_a").coeffs += (n * l) as u64;
+    let e = boot.cbd(n, block(led, "sample_e"));
+    block(led, "sample_e").coeffs += n as u64;
+    let mut c0 = Vec::with_capacity(l);
+    let mut c1 = Vec::with_capacity(l);
+    for (i, ai) in a.into_iter().enumerate() {
+        let q = p.primes[i];
+        let c = block(led, "dyadic");
+        let mut x: Vec<u64> = ai.iter().zip(&sk[i]).map(|(&x, &s)| mul_mod(x, s, q)).collect();
+        c.modmuls += n as u64;
+        c.sram_reads += 2 * n as u64;
+        c.sram_writes += n as u64;
+        c.coeffs += n as u64;
+        p.tables[i].inverse(&mut x, block(led, "intt"));
+        let c = block(led, "errors");
+        for (v, &ei) in x.iter_mut().zip(&e) {
+            *v = sub_mod(0, add_mod(*v, lift(ei, q), q), q);
+        }
+        c.modadds += 3 * n as u64; // lift, add, negate
+        c.sram_reads += n as u64;
+        c.sram_writes += n as u64;
+        c.coeffs += n as u64;
+        c0.push(x);
+        let mut y = ai;
+        p.tables[i].inverse(&mut y, block(led, "intt"));
+        c1.push(y);
+    }
+    add_scaled_plain(p, &mut c0, m, block(led, "scale"));
+    Ok(vec![c0, c1])
 }
 
 /// Decrypts a coefficient-form ciphertext over the data primes with a secret key in SEAL's

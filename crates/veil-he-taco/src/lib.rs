@@ -26,25 +26,27 @@ pub struct Counts {
     /// 64-bit words read from and written to the block's local memory
     pub sram_reads: u64,
     pub sram_writes: u64,
-    /// bytes the samplers consumed, and the 64-byte BLAKE3 outputs that supplied them
+    /// bytes the samplers consumed, and the hash work SEAL's PRNG did to supply them (BLAKE2b
+    /// compressions for blake2xb, Keccak-f[1600] permutations for shake256; 4096 bytes a refill)
     pub prng_bytes: u64,
     pub prng_blocks: u64,
     /// coefficients through the block (all lanes)
     pub coeffs: u64,
 }
 
-pub use datapath::{decrypt, encrypt, Ledger, Params};
+pub use datapath::{decrypt, encrypt, encrypt_symmetric, Ledger, Params};
 
 /// Encrypts `m` under SEAL's serialized public key; returns SEAL-loadable ciphertext bytes
 /// (headers copied from `template`, a SEAL ciphertext of the same shape) and the ledger.
-pub fn encrypt_seal(pk_bytes: &[u8], template: &[u8], primes: &[u64], t: u64, m: &[u64], seed: &[u8]) -> Result<(Vec<u8>, Ledger), String> {
+pub fn encrypt_seal(pk_bytes: &[u8], template: &[u8], primes: &[u64], t: u64, m: &[u64], prng: &str, seed: &[u8]) -> Result<(Vec<u8>, Ledger), String> {
+    let prng = prng::PrngType::parse(prng)?;
     let pk = seal::parse_ciphertext(pk_bytes, "public key")?;
     if !pk.is_ntt_form {
         return Err("public key: not in NTT form".into());
     }
     let p = Params::new(pk.n, primes, t)?;
     let mut led = Ledger::new();
-    let polys = encrypt(&p, &pk.polys, m, seed, &mut led)?;
+    let polys = encrypt(&p, &pk.polys, m, prng, seed, &mut led)?;
     let ct = seal::Ciphertext { is_ntt_form: false, n: pk.n, polys };
     Ok((seal::write_ciphertext(&ct, template)?, led))
 }

@@ -4,7 +4,7 @@
 
 use veil_he_taco::arith::{is_prime, mul_mod, sub_mod};
 use veil_he_taco::ntt::NttTables;
-use veil_he_taco::prng::Prng;
+use veil_he_taco::prng::{Prng, PrngType};
 use veil_he_taco::{decrypt, encrypt, Counts, Ledger, Params};
 
 fn ntt_primes(n: usize, bits: u32, k: usize) -> Vec<u64> {
@@ -23,7 +23,7 @@ fn ntt_primes(n: usize, bits: u32, k: usize) -> Vec<u64> {
 fn keys(p: &Params, seed: &[u8]) -> (Vec<Vec<u64>>, Vec<Vec<Vec<u64>>>) {
     let n = p.n;
     let mut c = Counts::default();
-    let mut rng = Prng::new(seed);
+    let mut rng = Prng::new(PrngType::Shake256, seed).unwrap();
     let s = rng.ternary(n, &mut c);
     let e = rng.cbd(n, &mut c);
     let lift = |v: i8, q: u64| if v < 0 { q - (-v) as u64 } else { v as u64 };
@@ -49,10 +49,10 @@ fn encrypt_decrypt_round_trip_and_counts() {
         let primes = ntt_primes(n, bits, k);
         let t = 65537;
         let p = Params::new(n, &primes, t).unwrap();
-        let (sk, pk) = keys(&p, b"keys");
+        let (sk, pk) = keys(&p, &[3u8; 64]);
         let m: Vec<u64> = (0..n as u64).map(|i| (i * 7 + 5) % t).collect();
         let mut led = Ledger::new();
-        let ct = encrypt(&p, &pk, &m, b"enc seed", &mut led).unwrap();
+        let ct = encrypt(&p, &pk, &m, PrngType::Blake2xb, &[5u8; 64], &mut led).unwrap();
         assert_eq!(ct[0].len(), k - 1, "special prime dropped");
         let mut dled = Ledger::new();
         assert_eq!(decrypt(&p, &sk, &ct, &mut dled).unwrap(), m);
@@ -62,9 +62,11 @@ fn encrypt_decrypt_round_trip_and_counts() {
         assert_eq!(led["ntt"].butterflies, k * n / 2 * lg);
         assert_eq!(led["intt"].butterflies, 2 * k * n / 2 * lg);
         assert_eq!(led["dyadic"].modmuls, 2 * k * n);
-        // u (>= 1 byte per coefficient with rejection) and two 6-byte-per-coefficient errors
-        assert!(led["sample_u"].prng_bytes >= n && led["sample_u"].prng_bytes < n + n / 50);
+        // u (a 32-bit word per coefficient; a redraw has probability 2^-32) and two
+        // 6-byte-per-coefficient errors, from one PRNG: 66 BLAKE2b compressions per 4096 bytes
+        assert_eq!(led["sample_u"].prng_bytes, 4 * n);
         assert_eq!(led["sample_e"].prng_bytes, 12 * n);
+        assert_eq!(led["sample_u"].prng_blocks + led["sample_e"].prng_blocks, (16 * n).div_ceil(4096) * 66);
         assert_eq!(dled["ntt"].butterflies, (k - 1) * n / 2 * lg);
     }
 }
@@ -76,9 +78,9 @@ fn bad_inputs_are_errors() {
     assert!(Params::new(1024, &primes[..1], 65537).is_err());
     assert!(Params::new(1024, &[97, 193], 65537).is_err());
     let p = Params::new(1024, &primes, 65537).unwrap();
-    let (_, pk) = keys(&p, b"k");
+    let (_, pk) = keys(&p, &[4u8; 64]);
     let mut led = Ledger::new();
-    assert!(encrypt(&p, &pk, &[70000], b"s", &mut led).is_err());
-    assert!(encrypt(&p, &pk[..1], &[1], b"s", &mut led).is_err());
+    assert!(encrypt(&p, &pk, &[70000], PrngType::Blake2xb, &[6u8; 64], &mut led).is_err());
+    assert!(encrypt(&p, &pk[..1], &[1], PrngType::Blake2xb, &[6u8; 64], &mut led).is_err());
     assert!(veil_he_taco::seal::parse_ciphertext(b"not seal bytes at all, no header", "ct").is_err());
 }

@@ -11,13 +11,16 @@ fn ledger_json(led: &veil_he_taco::Ledger) -> String {
 }
 
 /// Encrypts plaintext coefficients under SEAL's public key; returns (SEAL ciphertext bytes,
-/// counts JSON). `primes` are the key-level primes (special prime last).
+/// counts JSON). `primes` are the key-level primes (special prime last); `prng` is SEAL's PRNG
+/// type ("blake2xb" or "shake256") and `seed` its 64-byte seed.
 #[pyfunction]
+#[pyo3(signature = (public_key, template, primes, t, plain, seed, prng="blake2xb"))]
+#[allow(clippy::too_many_arguments)]
 fn encrypt<'py>(py: Python<'py>, public_key: &[u8], template: &[u8], primes: Vec<u64>, t: u64,
-                plain: Vec<u64>, seed: &[u8]) -> PyResult<(Bound<'py, PyBytes>, String)> {
-    let (pk, tp, sd) = (public_key.to_vec(), template.to_vec(), seed.to_vec());
+                plain: Vec<u64>, seed: &[u8], prng: &str) -> PyResult<(Bound<'py, PyBytes>, String)> {
+    let (pk, tp, sd, kind) = (public_key.to_vec(), template.to_vec(), seed.to_vec(), prng.to_string());
     let (ct, led) = py
-        .allow_threads(move || veil_he_taco::encrypt_seal(&pk, &tp, &primes, t, &plain, &sd))
+        .allow_threads(move || veil_he_taco::encrypt_seal(&pk, &tp, &primes, t, &plain, &kind, &sd))
         .map_err(PyValueError::new_err)?;
     Ok((PyBytes::new(py, &ct), ledger_json(&led)))
 }

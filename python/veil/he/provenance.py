@@ -15,7 +15,7 @@ CONSTANTS = (
             "/ the raw area of the design the selection rule picks at (8192, 3); the selection does "
             "not depend on it (it scales every design's area alike)",
      "when": "2026-11-26",
-     "value": 2.1017},
+     "value": 1.7644},
 )
 
 

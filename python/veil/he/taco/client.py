@@ -10,9 +10,14 @@ none) and were not chosen by looking at the paper's results:
   product, lazy add/sub) ~40 cycles; a Barrett modular multiply (three wide products) ~60;
 * a 64-bit modular add/sub on 32-bit halves with the conditional correction ~6;
 * a 128/64 division (plaintext scaling) in software ~100;
-* BLAKE3 (portable C, no NEON) ~8 cycles per output byte; drawing one ternary coefficient
-  through `uniform_int_distribution` and writing it to every prime ~35, one centred-binomial
-  coefficient ~30;
+* SEAL's default PRNG, BLAKE2Xb (portable C, no NEON): a BLAKE2b compression is 96 G
+  functions on 64-bit words; on a 32-bit core each G is ~44 instructions (6 64-bit adds as
+  ADDS/ADC pairs, 4 XOR pairs, 4 64-bit rotations of 2-4 instructions, message and state
+  loads/stores: the 16-word state does not fit ARMv7's registers), ~1 per cycle on the
+  in-order A7: ~4,200 cycles a compression, 66 compressions per 4,096 PRNG bytes; drawing one
+  ternary coefficient through `uniform_int_distribution` and writing it to every prime ~35,
+  one centred-binomial coefficient ~30; copying PRNG bytes out of SEAL's 4 KB buffer ~0.25
+  cycles a byte;
 * memory: polynomials (64-128 KB) exceed the 32 KB L1; streaming a 64-byte line from L2 costs
   ~12 cycles, 1.5 cycles per 64-bit word touched.
 """
@@ -23,7 +28,7 @@ from veil.he.costmodel import IMX6_HZ, IMX6_POWER_W
 from veil.he.taco import design as D
 
 A7_CYCLES = {"butterfly": 40.0, "modmul": 60.0, "modadd": 6.0, "divide": 100.0,
-             "prng_byte": 8.0, "ternary": 35.0, "cbd": 30.0, "word": 1.5}
+             "hash_block": 4200.0, "prng_byte": 0.25, "ternary": 35.0, "cbd": 30.0, "word": 1.5}
 HW_BLOCKS = ("ntt", "intt", "dyadic")
 
 
@@ -33,6 +38,7 @@ def block_cycles(c: dict, name: str) -> float:
     cyc = (bf * A7_CYCLES["butterfly"] + (c.get("modmuls", 0) - bf) * A7_CYCLES["modmul"]
            + max(0, c.get("modadds", 0) - 2 * bf) * A7_CYCLES["modadd"]
            + c.get("divides", 0) * A7_CYCLES["divide"]
+           + c.get("prng_blocks", 0) * A7_CYCLES["hash_block"]
            + c.get("prng_bytes", 0) * A7_CYCLES["prng_byte"]
            + (c.get("sram_reads", 0) + c.get("sram_writes", 0)) * A7_CYCLES["word"])
     if name == "sample_u":

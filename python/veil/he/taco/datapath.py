@@ -62,12 +62,16 @@ def seal_keys(p: HEParams) -> SealKeys:
                     seal.Encryptor(ctx, pk), seal.Decryptor(ctx, sk))
 
 
-def encrypt(keys: SealKeys, coeffs, seed: bytes) -> tuple[bytes, dict]:
-    """TACO encrypts `coeffs` (each < t) under SEAL's public key: SEAL ciphertext bytes, counts."""
+PRNGS = ("blake2xb", "shake256")
+
+
+def encrypt(keys: SealKeys, coeffs, seed: bytes, prng: str = "blake2xb") -> tuple[bytes, dict]:
+    """TACO encrypts `coeffs` (each < t) under SEAL's public key with SEAL's PRNG `prng`
+    seeded by the 64-byte `seed`: SEAL ciphertext bytes, counts."""
     template = keys.encryptor.encrypt(seal.Plaintext("0")).to_string()
     try:
         ct, led = _native.he_taco.encrypt(keys.public_key, template, keys.primes, keys.t,
-                                          [int(c) for c in coeffs], seed)
+                                          [int(c) for c in coeffs], seed, prng)
     except ValueError as e:
         raise ConfigError(f"he.taco: {e}") from None
     return ct, json.loads(led)

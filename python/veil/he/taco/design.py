@@ -6,14 +6,15 @@ Organisation (a reconstruction: the paper's Fig. 7 is not in the translated text
 per key-level RNS prime, replicated: each lane has an NTT unit (memory for u), a dyadic unit
 (memory for its share of the public and secret keys, a streaming buffer), an INTT unit (memory for c0 and
 c1) and an element-wise unit (error add, special-prime drop, Delta*m, decryption's add and
-scale-and-round; a streaming buffer). One sampler (BLAKE3 cores + samplers) feeds every lane,
+scale-and-round; a streaming buffer). One sampler (BLAKE2b cores running SEAL's BLAKE2Xb PRNG,
++ samplers) feeds every lane,
 because u and the errors are shared by all primes. Lanes run in parallel, so hardware time
 depends on N and not on k; area and energy grow with k.
 
 Knobs (the paper's sweep): PEs 1..16 (powers of two) for each of sampler, NTT, dyadic, INTT,
 element-wise; SRAM per lane 128..1024 bytes for the streaming blocks (sampler, dyadic,
 element-wise); NTT/INTT memories are fixed by N. A streaming block with P PEs needs at least
-P operand sets (3 words each) resident, and a sampler P 64-byte BLAKE3 outputs: smaller SRAMs
+P operand sets (3 words each) resident, and a sampler P 64-byte BLAKE2b outputs: smaller SRAMs
 are not valid designs. Every operation count comes from running the datapath
 (`datapath.op_counts`), not from formulas.
 """
@@ -137,7 +138,11 @@ def block_cycles(sp: dict, w: Workload) -> dict[str, np.ndarray]:
     ps = sp["pe_sample"].astype(float)
     pn, pdy, sdy = sp["pe_ntt"].astype(float), sp["pe_dyadic"].astype(float), sp["sram_dyadic"].astype(float)
     pi, pe, se = sp["pe_intt"].astype(float), sp["pe_elem"].astype(float), sp["sram_elem"].astype(float)
-    prng_rate = ps * 64.0 / U.BLAKE3_CYCLES_PER_BLOCK          # bytes per cycle
+
+    def hash_cycles(block):
+        """Cycles the sampler's cores need for the hash work one block's samples took (SEAL's
+        PRNG: 66 BLAKE2b compressions per 4096 bytes)."""
+        return w.g("enc", block, "prng_blocks") * U.HASH_CYCLES_PER_BLOCK / ps
 
     def ntt_cycles(side, block, lanes, transforms, pes):
         bf = w.g(side, block, "butterflies") / lanes / transforms
@@ -146,14 +151,14 @@ def block_cycles(sp: dict, w: Workload) -> dict[str, np.ndarray]:
 
     # encryption: sample u -> NTT -> dyadic c0 -> INTT c0 (dyadic c1 alongside) -> INTT c1;
     # the element-wise tail of c0 overlaps INTT c1, the errors stream from the sampler
-    t_u = np.maximum(w.g("enc", "sample_u", "prng_bytes") / prng_rate, n / ps) + U.BLAKE3_CYCLES_PER_BLOCK
+    t_u = np.maximum(hash_cycles("sample_u"), n / ps) + U.HASH_CYCLES_PER_BLOCK
     t_ntt = ntt_cycles("enc", "ntt", K, 1, pn)
     dy_thr = _stream_thr(pdy, sdy)
     t_dy = w.g("enc", "dyadic", "modmuls") / K / 2 / dy_thr + U.MULT_STAGES
     t_intt = ntt_cycles("enc", "intt", K, 2, pi)
     el_thr = _stream_thr(pe, se)
     el_ops = _elem_ops(w, "enc", ("errors", "modswitch", "scale"), K)
-    e_rate = w.g("enc", "sample_e", "prng_bytes") / 2 / prng_rate
+    e_rate = hash_cycles("sample_e") / 2
     t_el = np.maximum(el_ops / 2 / el_thr, e_rate) + U.MULT_STAGES
     t_d0 = t_u + t_ntt + t_dy
     t_i0 = t_d0 + t_intt
@@ -204,8 +209,8 @@ def base(sp: dict, w: Workload) -> dict[str, np.ndarray]:
             + pdy * uu["modmul"][1] + U.sram_area_um2(sdy) + U.sram_area_um2(mem_pk + mem_sk)
             + pi * a_bf + U.sram_area_um2(mem_c)
             + pe * a_el + U.sram_area_um2(se))
-    # a sampler core: one BLAKE3 G unit (its 16-word state registers are in the area factor)
-    shared = ps * (uu["blake3_g"][1] + uu["sampler"][1]) + U.sram_area_um2(ss)
+    # a sampler core: one BLAKE2b G unit (its 16-word state registers are in the area factor)
+    shared = ps * (uu["blake2b_g"][1] + uu["sampler"][1]) + U.sram_area_um2(ss)
     raw_area = (K * lane + shared) * 1e-6
 
     # ---------------- dynamic energy (pJ)
@@ -235,7 +240,7 @@ def base(sp: dict, w: Workload) -> dict[str, np.ndarray]:
 
     e_enc = side_energy("enc", ("errors", "modswitch", "scale"))
     for b in ("sample_u", "sample_e"):
-        e_enc = e_enc + (w.g("enc", b, "prng_blocks") * U.BLAKE3_G_PER_BLOCK * uu["blake3_g"][0]
+        e_enc = e_enc + (w.g("enc", b, "prng_blocks") * U.HASH_G_PER_BLOCK * uu["blake2b_g"][0]
                          + w.g("enc", b, "prng_bytes") / WORD * 2 * e_buf_s
                          + w.g("enc", b, "coeffs") * uu["sampler"][0]
                          + w.g("enc", b, "modadds") * e_ma

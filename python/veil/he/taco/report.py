@@ -119,7 +119,7 @@ def section(ctx, quick: bool) -> dict:
                caption=f"Fig. 8: {main['configs']:,} TACO configurations at (8192, 3) (a 20,000-point "
                        f"sample drawn; the frontier over time, power and area from all of them). "
                        f"Selected (power <= 200 mW, smallest within 1% of the best time and energy): "
-                       f"sampler {d['pe_sample']} BLAKE3 cores / {d['sram_sample']} B, NTT {d['pe_ntt']} "
+                       f"sampler {d['pe_sample']} BLAKE2b cores / {d['sram_sample']} B, NTT {d['pe_ntt']} "
                        f"PEs, dyadic {d['pe_dyadic']} PEs / {d['sram_dyadic']} B, INTT {d['pe_intt']} PEs, "
                        f"element-wise {d['pe_elem']} PEs / {d['sram_elem']} B per lane, 3 lanes; "
                        f"{main['power_mw']:.0f} mW. Space evaluated in {main['eval_s']:.2f} s here.",

@@ -48,14 +48,16 @@ UNITS = {
                "Barrett modular multiply: 3 x 64x64 multiply + 64-bit subtract and correction"),
     "divider": (4 * _e("mult32") + 2 * _e("add32"), 4 * _a("mult32") + 2 * _a("add32"),
                 "divide by the constant t: 64x64 multiply by a precomputed reciprocal + add"),
-    # BLAKE3's G function: 6 additions and 4 XORs of 32-bit words (XOR costed as an add, an
-    # upper bound); a compression is 7 rounds x 8 G = 56 G for 64 output bytes.
-    "blake3_g": (10 * _e("add32"), 10 * _a("add32"), "BLAKE3 G: 6 adds + 4 XORs (32-bit), XOR at add cost"),
+    # BLAKE2b's G function (SEAL's default PRNG is BLAKE2Xb): 6 additions and 4 XORs of 64-bit
+    # words (XOR costed as an add, an upper bound; rotations are wiring); a compression is
+    # 12 rounds x 8 G = 96 G and yields 64 output bytes.
+    "blake2b_g": (10 * 2 * _e("add32"), 10 * 2 * _a("add32"),
+                  "BLAKE2b G: 6 adds + 4 XORs (64-bit = 2 x 32-bit), XOR at add cost"),
     "sampler": (4 * _e("add8"), 4 * _a("add8"),
                 "sampler: popcount/compare on bytes, 4 x 8-bit add per coefficient"),
 }
-BLAKE3_G_PER_BLOCK = 56
-BLAKE3_CYCLES_PER_BLOCK = 56 + 4      # one G per cycle per core, plus a 4-cycle hand-over
+HASH_G_PER_BLOCK = 96                  # BLAKE2b: 12 rounds x 8 G per compression
+HASH_CYCLES_PER_BLOCK = 96 + 4         # one G per cycle per core, plus a 4-cycle hand-over
 
 
 def sram_read_pj(nbytes) -> "float | ndarray":
