@@ -75,3 +75,29 @@ def test_wrong_or_corrupt_inputs_are_config_errors():
     with pytest.raises(ConfigError, match="SEAL rejects|exceeds|cannot build"):
         dp.seal_keys(HEParams(4096, (60, 60), 20))
     assert seal.compr_mode_type.none is not None
+
+
+def test_mod_switched_ciphertexts_decrypt_at_every_level():
+    """SEAL's BFV chain drops the last data prime at each switch; the datapath decrypts a
+    ciphertext at any level, as SEAL does, and refuses what it cannot decrypt in one line."""
+    keys = dp.seal_keys(HEParams(8192, (40, 40, 40, 40, 40), 20))
+    ev = seal.Evaluator(keys.context)
+    m = dp.random_plain(keys, 11)
+    ct = keys.encryptor.encrypt(dp.plain_from_coeffs(m))
+    want = [int(x) for x in m]
+    levels = []
+    for _ in range(len(keys.primes) - 1):
+        b = ct.to_string()
+        got, led = dp.decrypt(keys, b)
+        assert got == dp.seal_decrypt(keys, b) == want
+        levels.append(led["scale_round"]["modmuls"] // keys.n)
+        if ct.coeff_modulus_size() > 1:
+            ev.mod_switch_to_next_inplace(ct)
+    # scale-and-round works over the primes left: 3 j + 3 multiplies per coefficient at j primes
+    assert levels == [3 * j + 3 for j in (4, 3, 2, 1)]
+    sq = ev.square(keys.encryptor.encrypt(dp.plain_from_coeffs([1])))
+    with pytest.raises(ConfigError, match="3 polynomials; the datapath decrypts 2"):
+        dp.decrypt(keys, sq.to_string())
+    other = dp.seal_keys(HEParams(8192, (40, 40, 40), 20))
+    with pytest.raises(ConfigError, match="4 primes, but the modulus chain's levels hold 1 to 2"):
+        dp.decrypt(other, keys.encryptor.encrypt(dp.plain_from_coeffs([1])).to_string())

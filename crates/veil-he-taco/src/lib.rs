@@ -51,14 +51,26 @@ pub fn encrypt_seal(pk_bytes: &[u8], template: &[u8], primes: &[u64], t: u64, m:
     Ok((seal::write_ciphertext(&ct, template)?, led))
 }
 
-/// Decrypts SEAL's serialized ciphertext with SEAL's serialized secret key.
+/// Decrypts SEAL's serialized ciphertext with SEAL's serialized secret key, at whatever level
+/// of the modulus chain it is: SEAL's BFV chain drops the last data prime at each switch, so a
+/// ciphertext with j primes is modulo the first j key-level primes (`primes`, special last).
 pub fn decrypt_seal(sk_bytes: &[u8], ct_bytes: &[u8], primes: &[u64], t: u64) -> Result<(Vec<u64>, Ledger), String> {
     let ct = seal::parse_ciphertext(ct_bytes, "ciphertext")?;
     if ct.is_ntt_form {
         return Err("ciphertext: in NTT form; BFV decryption expects coefficient form".into());
     }
+    if ct.polys.len() != 2 {
+        return Err(format!("ciphertext: {} polynomials; the datapath decrypts 2 (relinearize a product first)", ct.polys.len()));
+    }
+    let j = ct.polys[0].len();
+    if primes.len() < 2 || j >= primes.len() {
+        return Err(format!("ciphertext: {j} primes, but the modulus chain's levels hold 1 to {} (the key level's {} primes less the special one)",
+                           primes.len().saturating_sub(1), primes.len()));
+    }
     let sk = seal::parse_secret_key(sk_bytes, ct.n, primes.len())?;
-    let p = Params::new(ct.n, primes, t)?;
+    let mut level = primes[..j].to_vec();
+    level.push(primes[primes.len() - 1]);
+    let p = Params::new(ct.n, &level, t)?;
     let mut led = Ledger::new();
     let m = decrypt(&p, &sk, &ct.polys, &mut led)?;
     Ok((m, led))
