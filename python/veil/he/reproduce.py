@@ -31,7 +31,25 @@ def _client_ops(net: dict, op: dict) -> cm.ClientOps:
 @register_reproducer("he", title="he: CHOCO client-aided HE inference on SEAL", order=50)
 def reproduce(ctx) -> None:
     quick = ctx.quick
-    # ------------------------------------------------------------------ real network
+    dg, dgm = _digits(ctx, quick)
+    nets = {n: ctx.run("he.network", {"network": n, "run_layers": "sample" if quick else "all"})
+            for n in NETS}
+    masks = {n: ctx.run("he.network", {"network": n, "mode": "mask", "run_layers": "none"})
+            for n in NETS}
+    ops = _seal_costs(ctx, nets)
+    _parameters(ctx, dg, dgm, nets, masks)
+    _rr_vs_mask(ctx, nets, masks)
+    _fig10(ctx, nets)
+    tc = taco.section(ctx, quick)
+    breakdown, e2e = _client(ctx, nets, ops, tc["ratio"])
+    _fig11(ctx, breakdown, e2e, tc["ratio"])
+    _fig12(ctx, e2e)
+    _fig13(ctx)
+    _search_text(ctx, nets, masks)
+
+
+def _digits(ctx, quick: bool) -> tuple[dict, dict]:
+    """The real network: the digits CNN encrypted end to end."""
     dg = ctx.run("he.digits", {"images": 120 if quick else 0})
     ctx.metric("he/digits_images", dg["images"])
     ctx.table(f"Digits CNN, {dg['images']} test images encrypted", [
@@ -55,12 +73,11 @@ def reproduce(ctx) -> None:
         f"compression were available, measured by deflating the real bytes; "
         f"{dg['comm_mb_seeded']:.2f} MB with seeded uploads, estimated), "
         f"{dg['wall_s_per_inference'] * 1e3:.0f} ms wall per inference here (client + server, one core).")
+    return dg, dgm
 
-    # ------------------------------------------------------------------ four networks
-    nets = {n: ctx.run("he.network", {"network": n, "run_layers": "sample" if quick else "all"})
-            for n in NETS}
-    masks = {n: ctx.run("he.network", {"network": n, "mode": "mask", "run_layers": "none"})
-             for n in NETS}
+
+def _seal_costs(ctx, nets: dict) -> dict:
+    """SEAL's operation costs on this machine against a CI-like one; per-network costs."""
     # timed three times (seeds 1-3, each cached) for a median and a min-max spread
     load0 = machine_load()
     op_reps = [ctx.run("he.op_costs", {"poly_degree": 8192, "coeff_bits": [43, 43, 44], "seed": s})
@@ -93,6 +110,11 @@ def reproduce(ctx) -> None:
                       tol_source="symmetric encryption leaves the public key's extra noise out; SEAL's "
                                  "noise varies by a bit", basis="measured",
                       note="not like for like: Veil's client encrypts symmetrically")])
+    return ops
+
+
+def _parameters(ctx, dg: dict, dgm: dict, nets: dict, masks: dict) -> None:
+    """Chosen parameters and the static rotational-redundancy / masking counts."""
     mask_rr = dg["per_inference"]["mask_mults"] + sum(
         r["totals"]["mask_mults"] + sum(m["mask_mults"] for m in r["measured"]) for r in nets.values())
     ctx.metric("he/masking_mults_rr", mask_rr)
@@ -142,6 +164,8 @@ def reproduce(ctx) -> None:
         f"{dgm['fresh_budget_bits']} bits fresh, at worst {_used(dgm)} bits used. Random-weight "
         f"layers of the four networks run encrypted: all equal plaintext: {exact_layers}.")
 
+
+def _rr_vs_mask(ctx, nets: dict, masks: dict) -> None:
     fig, axes = ctx.subplots(1, 3, figsize=(9.5, 3.4))
     x = np.arange(len(NETS))
     for ax_, title, get in (
@@ -169,7 +193,9 @@ def reproduce(ctx) -> None:
                    "comm_mb": [r["comm_mb"]]}
                    for n in NETS for mode, r in (("rr", nets[n]), ("mask", masks[n]))})
 
-    # ------------------------------------------------------------------ Fig. 10
+
+def _fig10(ctx, nets: dict) -> None:
+    """Fig. 10: communication per inference against prior protocols."""
     fig, ax = ctx.subplots(figsize=(12, 5))
     labels, vals, colors = [], [], []
     for proto, ds, netname, mb, _src in cm.PRIOR_PROTOCOLS:
@@ -208,10 +234,9 @@ def reproduce(ctx) -> None:
              ["protocol", "data set", "network", "MB", "source"],
              [[p, ds, net, mb, src] for p, ds, net, mb, src in cm.PRIOR_PROTOCOLS])
 
-    # ------------------------------------------------------------------ TACO, Figs. 8/9
-    tc = taco.section(ctx, quick)
-    # ------------------------------------------------------------------ Fig. 11 / 12
-    ratio = tc["ratio"]
+
+def _client(ctx, nets: dict, ops: dict, ratio: float) -> tuple[dict, dict]:
+    """Per network: the client's time split (software, HEAX-like, TACO) and end to end."""
     breakdown, e2e = {}, {}
     for n in NETS:
         co = _client_ops(nets[n], ops[n])
@@ -220,6 +245,11 @@ def reproduce(ctx) -> None:
                                                           pr["plain_bits"])))
         breakdown[n] = cm.client_breakdown(co, ratio, acc)
         e2e[n] = cm.end_to_end(co, ratio, acc)
+    return breakdown, e2e
+
+
+def _fig11(ctx, breakdown: dict, e2e: dict, ratio: float) -> None:
+    """Fig. 11: client compute time per inference on the i.MX6."""
     kinds = (("sw", "software", "S", "0.45"), ("heax", "NTT-only (HEAX-like)", "H", "tab:purple"),
              ("taco", "TACO", "T", "tab:olive"))
     fig, (ax, axf) = ctx.subplots(1, 2, figsize=(14, 5), width_ratios=[3, 2])
@@ -273,6 +303,11 @@ def reproduce(ctx) -> None:
                      taco.row("TACO advantage over HEAX-like on client compute (mean)", heax_adv,
                               unit="x", ref=54.3, source="paper §6 intro")],
                data=d11)
+
+
+def _fig12(ctx, e2e: dict) -> None:
+    """Fig. 12: end-to-end time and energy against local inference."""
+    x = np.arange(len(NETS))
     fig, (a1, a2) = ctx.subplots(1, 2, figsize=(13, 4.8))
     d12: dict = {}
     for ax_, key, unit in ((a1, "time_s", "s"), (a2, "energy_j", "J")):
@@ -309,7 +344,9 @@ def reproduce(ctx) -> None:
                               source="paper §6-D")],
                data=d12)
 
-    # ------------------------------------------------------------------ Fig. 13
+
+def _fig13(ctx) -> None:
+    """Fig. 13: MACs per MB communicated, conv-layer grid and two networks."""
     mm = ctx.run("he.macs_per_mb", {})
     fig, ax = ctx.subplots(figsize=(9, 5))
     d13: dict = {}
@@ -341,12 +378,17 @@ def reproduce(ctx) -> None:
                          note=("paper: VGG16's layers do more MACs per MB than SqueezeNet's; "
                                + ("holds here" if holds else "does NOT hold here")))],
                data=d13)
+
+
+def _search_text(ctx, nets: dict, masks: dict) -> None:
+    ratios = [r["ct_bytes_vs_seal_default"] for r in nets.values()]
     ctx.text(
         f"Parameter search: all four networks at N={sorted({r['params']['poly_degree'] for r in nets.values()})} "
         f"with {sorted({r['params']['ct_primes'] for r in nets.values()})} ciphertext primes; "
         f"ciphertexts are {100 * (1 - max(ratios)):.0f}% smaller than SEAL's default at the "
         f"same N (paper: 50%). The masking baseline needs "
         f"{sorted({m['params']['ct_primes'] for m in masks.values()})} ciphertext primes.")
+
 
 
 def _used(d: dict) -> int:
