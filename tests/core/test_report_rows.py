@@ -181,3 +181,33 @@ def test_unequal_series_refused(tmp_path, monkeypatch):
     monkeypatch.setitem(REGISTRY.reproducers, "badsys", Reproducer("badsys", "badsys", bad, 99))
     sections, _ = reproduce(["badsys"], tmp_path, None, quick=True, jobs=1, log=lambda *_: None)
     assert sections[0].error and "unequal length" in sections[0].error
+
+
+def test_constants_are_declared_with_their_targets(fakesys):
+    with pytest.raises(ValueError, match="chosen against nothing"):
+        provenance.register_constant("fakesys", "k", targets=[], how="fit", when="2026-11-26")
+    with pytest.raises(ValueError, match="how it was chosen"):
+        provenance.register_constant("fakesys", "k", targets=["fakesys/a"], how="", when="2026-11-26")
+    with pytest.raises(ValueError, match="must start with 'fakesys/'"):
+        provenance.register_constant("fakesys", "k", targets=["othersys/a"], how="fit", when="2026-11-26")
+    provenance.register_constant("fakesys", "k", targets=["fakesys/a"], how="fit", when="2026-11-26")
+    with pytest.raises(ValueError, match="twice"):
+        provenance.register_constant("fakesys", "k", targets=["fakesys/b"], how="fit", when="2026-11-26")
+
+
+@pytest.mark.parametrize("origin, siblings, applies, basis", [
+    ("model", ["fakesys/f/a"], (), "calibrated"),                       # fitted on the row itself
+    ("arithmetic", ["fakesys/f/a"], (), "calibrated"),                  # whatever the origin
+    ("model", ["fakesys/f/b", "fakesys/f/a"], (), "predicted (held out)"),
+    ("arithmetic", ["fakesys/f/b", "fakesys/f/a"], (), "computed"),
+    ("measurement", ["fakesys/f/b"], (), "measured"),
+    ("model", ["fakesys/f/b"], (), "predicted"),                        # no target in its figure
+    ("model", ["fakesys/f/b", "fakesys/f/a"], ("fakesys/g/*",), "predicted"),  # does not depend on it
+])
+def test_derived_basis(fakesys, origin, siblings, applies, basis):
+    provenance.register_constant("fakesys", "k", targets=["fakesys/f/a"], applies=applies, how="fit",
+                                 when="2026-11-26")
+    key = siblings[0]
+    got, under = provenance.derive_basis(key, origin, siblings)
+    assert got == basis
+    assert [c.name for c in under] == ([] if applies else ["k"])
