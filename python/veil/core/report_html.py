@@ -31,7 +31,7 @@ td:first-child,th:first-child{text-align:left}caption{font-weight:600;text-align
 td small{color:#666}.ok{background:#e6f4e6}.bad{background:#fbe3e3}.cal{background:#fdf3d8}
 .err{background:#fee;border:1px solid #c00;padding:.5em;white-space:pre-wrap;font-size:.8em}
 .metrics td{font-family:ui-monospace,monospace}details{margin:.3em 0}summary{cursor:pointer;color:#345}
-tr:target{outline:3px solid #f90}
+tr:target{outline:3px solid #f90}.failures td{text-align:left}.failures td:nth-child(3),.failures td:nth-child(4){text-align:right}
 """
 
 
