@@ -105,9 +105,15 @@ def test_calibration_fits_area_only_and_is_registered(ref):
     w, sp, cal, idx, res = ref
     assert res["area_mm2"][idx] == pytest.approx(D.PAPER["area_mm2"], rel=1e-12)
     assert cal.leak_mw_per_mm2 == 0.0
-    declared = {c["name"]: c for c in provenance.CONSTANTS}
-    assert declared["taco_area_factor"]["value"] == pytest.approx(cal.area_factor, rel=1e-4)
-    assert declared["taco_area_factor"]["targets"] == ["he/taco/area_mm2"]
+    from veil.core.provenance import PROVENANCE
+    declared = provenance.TACO_AREA_FACTOR
+    assert declared.value == pytest.approx(cal.area_factor, rel=1e-4)
+    assert declared.targets == ("he/taco/area_mm2",)
+    # the only he constant; the time, energy and power rows depend on none
+    assert [c.name for c in PROVENANCE.constants.values() if c.system == "he"] == ["taco_area_factor"]
+    for key in ("he/taco/enc_ms", "he/taco/enc_mj", "he/taco/power_mw", "he/taco/enc_speedup_8192_3"):
+        assert PROVENANCE.under(key) == [], key
+    assert PROVENANCE.under("he/taco/area_mm2") == [declared]
     # the predicted rows are the model's: time = the cycle model's cycles at the clock, energy =
     # the counted operations times unit energies (no leakage term), power = their quotient
     b = D.base(sp, w)
