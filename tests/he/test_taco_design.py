@@ -210,3 +210,24 @@ def test_imx6_model_prices_counts_at_the_documented_cycles(ref):
     assert bf == 9 * 8192 // 2 * 13
     assert 0.5 < 40 * bf / hz / enc["ntt_dyadic_s"] < 1
     assert C.imx6(w.dec)["s"] * 1e3 == pytest.approx(31.84, abs=0.01)
+
+
+def test_armv7_counted_baseline_and_the_op_model_cross_check():
+    """SEAL's encryption counted on ARMv7 (qemu, 10 calls minus setup) at one instruction a
+    cycle, the issue model's bracket, and the op-count model against it at every counted set."""
+    from veil.he.taco import armv7 as A
+    ins = A.per_op(8192, (43, 43, 44), "enc")
+    assert ins["total"] == (2121351477 - 1325210839) / 10
+    assert sum(ins[k] for k in ("alu", "mul", "ldst", "branch")) == ins["total"]
+    t = A.a7_seconds(ins)
+    assert t["s"] * 1e3 == pytest.approx(79614063.8 / 528e3, rel=1e-9)          # 150.78 ms
+    assert t["low_s"] * 1e3 == pytest.approx(110.01, abs=0.01)
+    assert t["high_s"] * 1e3 == pytest.approx(180.06, abs=0.01)
+    assert A.per_op(32768, (55,) * 15 + (56,), "enc") is None
+    ratios = []
+    for (n, bits) in A.COUNTS:
+        w = D.Workload.from_counts(dp.op_counts(n, bits))
+        for op, side in (("enc", w.enc), ("dec", w.dec)):
+            ratios.append(C.imx6(side)["s"] / A.a7_seconds(A.per_op(n, bits, op))["s"])
+    # the op-count model prices 0.55-0.7 of the counted instructions at every set, both operations
+    assert 0.5 < min(ratios) and max(ratios) < 0.75, ratios
