@@ -35,7 +35,8 @@ DELTA_TOLERANCE = {"tol": 0.5, "tol_abs": 0.05, "basis": "predicted",
                    "tol_source": "a change measured in another simulator (Graphite): within half its size, "
                                  "at least 5 points"}
 COLORS = {"workload": "#4c72b0", "pack": "#dd8452", "unpack": "#937860", "syscall": "#55a868",
-          "polling": "#c44e52", "ecall": "#8172b3", "ocall": "#64b5cd", "ctx_switch": "#da8bc3"}
+          "polling": "#c44e52", "ecall": "#8172b3", "ocall": "#64b5cd", "ctx_switch": "#da8bc3",
+          "client": "#8c8c8c"}
 SLEEP_SWEEP = [10.0, 20.0, 40.0, 80.0, 160.0]
 
 
