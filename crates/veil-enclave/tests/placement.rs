@@ -104,3 +104,42 @@ fn client_work_costs_only_where_clients_share_cores() {
     let d = t(3) - t(2);
     assert!(d > 0.8 * 3.0 * 20_000.0 && d < 1.2 * 4.0 * 20_000.0, "64 workers: {} vs {}", t(3), t(2));
 }
+
+/// Clients cannot produce EX-L's decrease: EX-L at 32 workers already has as many threads as
+/// cores, so a client's work lands on EX-L at 32 and at 64 workers, but on BL only at 64. More
+/// client work lowers BL's 32 -> 64 gain and raises EX-L's (docs/enclave.md, "EX-L's decrease").
+#[test]
+fn heavier_clients_lower_bl_scaling_and_raise_exl_scaling() {
+    let mut cfgs = Vec::new();
+    for extra in [0.0, 60_000.0] {
+        for m in [Model::Bl, Model::ExL] {
+            for w in [32, 64] {
+                let base = cfg(m, w, ON);
+                cfgs.push(Config { client_work_cycles: base.client_work_cycles + extra, ..base });
+            }
+        }
+    }
+    let r: Vec<SimResult> = simulate_many(&cfgs).into_iter().map(|r| r.unwrap()).collect();
+    let gain = |i: usize| r[i].completion_cycles as f64 / r[i + 1].completion_cycles as f64;
+    let (bl_light, exl_light, bl_heavy, exl_heavy) = (gain(0), gain(2), gain(4), gain(6));
+    assert!(bl_heavy < bl_light - 0.2, "BL gain {bl_light:.2} -> {bl_heavy:.2}");
+    assert!(exl_heavy > exl_light, "EX-L gain {exl_light:.2} -> {exl_heavy:.2}");
+    assert!(exl_heavy > 1.0, "EX-L still gains with heavy clients: {exl_heavy:.2}");
+}
+
+/// With the clients on the chip and no constant re-fitted, the six stated 64-worker slowdowns
+/// stay within the paper's bands (docs/enclave.md, "The paper's shapes as predicates").
+#[test]
+fn wake_affine_slowdowns_at_64_workers_stay_within_the_stated_bands() {
+    let full = |m, p, ctx: f64| Config { model: m, policy: p, workers: 64, placement: ON, ctx_switch_ns: ctx, ..Config::default() };
+    let mut cfgs = vec![full(Model::Bl, Policy::Sgx, 500.0)];
+    for p in [Policy::Sgx, Policy::Sev] {
+        cfgs.extend([full(Model::ExB, p, 500.0), full(Model::ExL, p, 500.0), full(Model::ExL, p, 0.0)]);
+    }
+    let r: Vec<SimResult> = simulate_many(&cfgs).into_iter().map(|r| r.unwrap()).collect();
+    let s = |i: usize| r[i].completion_cycles as f64 / r[0].completion_cycles as f64;
+    let want = [(2.2, 0.2), (1.7, 0.15), (1.6, 0.15), (1.5, 0.15), (1.4, 0.1), (1.3, 0.1)];
+    for (i, (v, tol)) in want.iter().enumerate() {
+        assert!((s(i + 1) - v).abs() <= *tol, "slowdown {i}: {:.3} vs {v} +- {tol}", s(i + 1));
+    }
+}
