@@ -82,10 +82,10 @@ pub fn place(cfg: &Config) -> Layout {
                 resp_of[w] = Some(r);
             }
         }
-        for w in 0..n {
+        for (w, &resp) in resp_of.iter().enumerate() {
             let u = match load.iter().position(|&l| l == 0) {
                 Some(idle) => idle,
-                None => waker_core(cfg, &layout, resp_of[w], w),
+                None => waker_core(cfg, &layout, resp, w),
             };
             load[u] += 1;
             layout.client[w] = Some(u);
