@@ -58,6 +58,15 @@ pub enum Policy {
     Sev,
 }
 
+impl Placement {
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::ServerOnly => "server-only",
+            Placement::WakeAffine => "wake-affine",
+        }
+    }
+}
+
 impl Policy {
     pub fn name(self) -> &'static str {
         match self {
@@ -67,12 +76,34 @@ impl Policy {
     }
 }
 
+/// Which threads live on the tiles and how they are placed (`place.rs`, docs/enclave.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Only the server's threads (workers, responders) run on the chip; the clients that issue
+    /// the requests are outside it (the model before clients were placed).
+    ServerOnly,
+    /// Every thread of the setup runs on the chip, clients included (the paper's Server issues
+    /// its requests from clients, one per worker). Server threads are placed as the paper
+    /// describes; each client goes to an idle enclave core if one is left, else to the core of
+    /// the thread that wakes it (the one running its worker's page `send`), as Linux's
+    /// `select_task_rq_fair` does (`select_idle_sibling`, then `wake_affine`). A woken client
+    /// preempts the running worker (CFS wake-up preemption: a sleeper is placed half a
+    /// scheduling latency behind the run queue's minimum virtual runtime).
+    WakeAffine,
+}
+
 /// One simulation. Costs are cycles at `clock_ghz` unless the name says otherwise.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub model: Model,
     pub policy: Policy,
+    /// Placement of threads on tiles (clients off or on the chip).
+    pub placement: Placement,
+    /// Client compute per request besides its system calls (build the next GET, parse the
+    /// response header); its kernel work is the step table's `send` (header) and two `recv`s.
+    pub client_work_cycles: f64,
     /// Worker threads N.
     pub workers: u32,
     /// Total requests M, split as evenly as possible over the workers.
@@ -157,6 +188,8 @@ impl Default for Config {
         Self {
             model: Model::Bl,
             policy: Policy::Sgx,
+            placement: Placement::ServerOnly,
+            client_work_cycles: 2000.0,
             workers: 64,
             requests: 1000,
             tiles: 64,
@@ -236,6 +269,7 @@ impl Config {
             ("hop_cycles", self.hop_cycles),
             ("remote_l1_cycles", self.remote_l1_cycles),
             ("copy_cycles_per_line", self.copy_cycles_per_line),
+            ("client_work_cycles", self.client_work_cycles),
             ("work_scale", self.work_scale),
             ("syscall_scale", self.syscall_scale),
             ("work_lines_scale", self.work_lines_scale),

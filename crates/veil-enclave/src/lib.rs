@@ -7,10 +7,11 @@
 
 pub mod cache;
 pub mod config;
+pub mod place;
 pub mod sim;
 pub mod workload;
 
-pub use config::{Config, Model, Policy};
+pub use config::{Config, Model, Placement, Policy};
 pub use sim::{simulate, simulate_many, SimResult, CAT_NAMES};
 
 /// Parses a JSON config (missing fields take their defaults) and runs it; errors are one line.

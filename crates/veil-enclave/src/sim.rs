@@ -9,13 +9,15 @@
 
 use std::collections::VecDeque;
 
-use rand::Rng;
 use serde::Serialize;
 use veil_core::{Cycle, EventQueue, RngStreams, StreamRng};
 
-use crate::cache::{Hierarchy, Latency, HOME_SHIFT, SHARED_BIT};
+use crate::cache::{Hierarchy, Latency, HOME_SHIFT};
 use crate::config::{Config, Model, Policy};
-use crate::workload::{server_steps, Buf, Call, Kernel, Size, Step};
+use crate::workload::{server_steps, Step};
+
+mod price;
+mod sched;
 
 /// Where a worker's time goes (the paper's Fig. 3 categories).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,9 +30,11 @@ pub enum Cat {
     Ecall = 5,
     Ocall = 6,
     Ctx = 7,
+    /// The worker's core runs its client (or another worker's): the worker waits for it.
+    Client = 8,
 }
 
-pub const CAT_NAMES: [&str; 8] = ["workload", "pack", "unpack", "syscall", "polling", "ecall", "ocall", "ctx_switch"];
+pub const CAT_NAMES: [&str; 9] = ["workload", "pack", "unpack", "syscall", "polling", "ecall", "ocall", "ctx_switch", "client"];
 
 // Footprints of the access streams (documented in docs/enclave.md).
 const ARGS_LINES: u64 = 8;
@@ -39,6 +43,11 @@ const GLOBAL_KERNEL_LINES: u64 = 16 * 1024 / 64;
 const CALL_STACK_LINES: u64 = 4;
 /// Compute of one pass over the shared buffer (load flags, compare, branch).
 const CHECK_CYCLES: f64 = 100.0;
+/// Lines of a client's socket state its calls touch (before `syscall_lines_scale`): the
+/// step table's `send` touches 16 lines of the server side's socket.
+const CLIENT_SOCKET_LINES: u64 = 16;
+/// Address bit of clients' private lines (buffers, socket state).
+const CLIENT_BIT: u64 = 1 << 43;
 /// Compute to post a request or read a completion in the shared buffer.
 const POST_CYCLES: f64 = 50.0;
 
@@ -101,6 +110,7 @@ struct Thread {
     unit: usize,
     worker: Option<usize>,
     responder: Option<usize>,
+    client: Option<usize>,
     /// Remaining cycles and category of a preempted phase.
     saved: Option<(Cycle, Cat)>,
     /// End time and category of the running phase.
@@ -122,10 +132,23 @@ struct Worker {
     req: Req,
     cat: Option<Cat>,
     since: Cycle,
-    time: [Cycle; 8],
+    time: [Cycle; 9],
     done_at: Cycle,
     rng: StreamRng,
     tx_pos: u64,
+    client: Option<usize>,
+}
+
+/// The client issuing one worker's requests. It keeps the next request queued at the worker
+/// (the worker's `recv` always finds one), and handles each response when the worker has sent
+/// it: one phase of client compute, its own `send` and two `recv`s, and the copy of the
+/// response out of the worker's transmit ring. Blocked in `recv` while no response is pending.
+struct Client {
+    tid: usize,
+    worker: usize,
+    pending: u64,
+    handled: u64,
+    blocked: bool,
 }
 
 struct Responder {
@@ -152,6 +175,9 @@ pub struct Counters {
     pub preemptions: u64,
     /// Sum over exitless calls of the time from posting to a responder picking the call up.
     pub pickup_wait_cycles: u64,
+    /// Cycles clients ran on enclave cores, and the times a blocked client was woken.
+    pub client_cycles: u64,
+    pub client_wakeups: u64,
     pub events: u64,
 }
 
@@ -193,6 +219,9 @@ struct Sim<'a> {
     threads: Vec<Thread>,
     workers: Vec<Worker>,
     responders: Vec<Responder>,
+    clients: Vec<Client>,
+    /// Clients whose worker finished a request during the current event.
+    wake: Vec<usize>,
     dirty: Vec<usize>,
     c: Counters,
     cold_next: u64,
@@ -252,39 +281,9 @@ impl<'a> Sim<'a> {
                 preempt_pending: false,
             })
             .collect();
-        let worker_unit: Vec<usize>;
-        let mut responder_units: Vec<(usize, Vec<usize>)> = Vec::new(); // (unit, workers served)
-        match model {
-            Model::Bl | Model::ExB => worker_unit = (0..n).map(|w| w % t).collect(),
-            Model::ExL => {
-                // Pairs get two cores while cores last; the rest share one core per pair.
-                let split = if 2 * n <= t { n } else { t.saturating_sub(n) };
-                let mut wu = Vec::with_capacity(n);
-                for w in 0..n {
-                    if w < split {
-                        wu.push(2 * w);
-                        responder_units.push((2 * w + 1, vec![w]));
-                    } else {
-                        let c = (2 * split + (w - split)) % t;
-                        wu.push(c);
-                        responder_units.push((c, vec![w]));
-                    }
-                }
-                worker_unit = wu;
-            }
-            Model::SseNhp | Model::SseHp => {
-                worker_unit = (0..n).map(|w| w % t).collect();
-                let mut served: Vec<Vec<usize>> = vec![Vec::new(); n_sse];
-                for w in 0..n {
-                    served[(worker_unit[w] / k).min(n_sse - 1)].push(w);
-                }
-                for (s, ws) in served.into_iter().enumerate() {
-                    if !ws.is_empty() {
-                        responder_units.push((t + s, ws));
-                    }
-                }
-            }
-        }
+        let layout = crate::place::place(cfg);
+        let worker_unit = layout.worker.clone();
+        let responder_units = layout.responders.clone();
         // --- threads -------------------------------------------------------------------------
         let rs = RngStreams::new(cfg.seed);
         let m = cfg.requests as u64;
@@ -294,7 +293,7 @@ impl<'a> Sim<'a> {
         let mut first = 0u64;
         for w in 0..n {
             let nr = base + u64::from((w as u64) < extra);
-            threads.push(Thread { unit: worker_unit[w], worker: Some(w), responder: None, saved: None, phase: None, sleeping: false, done: false });
+            threads.push(Thread { unit: worker_unit[w], worker: Some(w), responder: None, client: None, saved: None, phase: None, sleeping: false, done: false });
             workers.push(Worker {
                 tid: w,
                 responder: None,
@@ -307,21 +306,32 @@ impl<'a> Sim<'a> {
                 req: Req::None,
                 cat: None,
                 since: 0,
-                time: [0; 8],
+                time: [0; 9],
                 done_at: 0,
                 rng: rs.named("worker", w as u64),
                 tx_pos: 0,
+                client: None,
             });
             first += nr;
         }
         let mut responders = Vec::new();
         for (r, (unit, serves)) in responder_units.into_iter().enumerate() {
             let tid = threads.len();
-            threads.push(Thread { unit, worker: None, responder: Some(r), saved: None, phase: None, sleeping: false, done: false });
+            threads.push(Thread { unit, worker: None, responder: Some(r), client: None, saved: None, phase: None, sleeping: false, done: false });
             for &w in &serves {
                 workers[w].responder = Some(r);
             }
             responders.push(Responder { tid, serves, phase: RPhase::Check, spinning: false });
+        }
+        let mut clients = Vec::new();
+        for (w, u) in layout.client.iter().enumerate() {
+            if let Some(u) = *u {
+                let tid = threads.len();
+                threads.push(Thread { unit: u, worker: None, responder: None, client: Some(clients.len()), saved: None, phase: None, sleeping: false, done: false });
+                workers[w].client = Some(clients.len());
+                // Each client has sent its first requests and waits in recv.
+                clients.push(Client { tid, worker: w, pending: 0, handled: 0, blocked: true });
+            }
         }
         // Responders first: they check the buffer, find it empty and sleep, as in the paper.
         for r in &responders {
@@ -330,6 +340,9 @@ impl<'a> Sim<'a> {
         for w in 0..n {
             units[worker_unit[w]].pinned.push(w);
             units[worker_unit[w]].pinned_workers += 1;
+        }
+        for c in &clients {
+            units[threads[c.tid].unit].pinned.push(c.tid);
         }
         // --- memory layout and caches ----------------------------------------------------------
         let page_l = lines_of(cfg.page_bytes);
@@ -379,6 +392,8 @@ impl<'a> Sim<'a> {
             threads,
             workers,
             responders,
+            clients,
+            wake: Vec::new(),
             dirty: Vec::new(),
             c: Counters::default(),
             cold_next: 0,
@@ -405,404 +420,6 @@ impl<'a> Sim<'a> {
             pv_hdr,
             pv_page,
             pv_args,
-        }
-    }
-
-    // ----- addresses ------------------------------------------------------------------------
-
-    fn worker_tile(&self, w: usize) -> u64 {
-        self.units[self.threads[self.workers[w].tid].unit].tile as u64
-    }
-    fn private_line(&self, w: usize, off: u64) -> u64 {
-        (self.worker_tile(w) << HOME_SHIFT) | (w as u64 * self.pv_block + off)
-    }
-    fn shared_line(&self, w: usize, off: u64) -> u64 {
-        (self.worker_tile(w) << HOME_SHIFT) | SHARED_BIT | (w as u64 * self.sh_block + off)
-    }
-    fn global_line(&self, i: u64) -> u64 {
-        let i = i % GLOBAL_KERNEL_LINES;
-        ((i % self.cfg.tiles as u64) << HOME_SHIFT) | SHARED_BIT | (self.global_base + i)
-    }
-    fn responder_line(&self, r: usize, i: u64) -> u64 {
-        let tile = self.units[self.threads[self.responders[r].tid].unit].tile as u64;
-        // Private space above every worker block.
-        (tile << HOME_SHIFT) | (self.pv_block * self.workers.len() as u64 + r as u64 * self.resp_lines + i % self.resp_lines)
-    }
-    fn cold_line(&mut self, tile: u64) -> u64 {
-        self.cold_next += 1;
-        (tile << HOME_SHIFT) | (1 << 41) | self.cold_next
-    }
-    fn buf_line(&self, w: usize, b: Buf, i: u64) -> u64 {
-        let off = match b {
-            Buf::Args => self.pv_args + i % ARGS_LINES,
-            Buf::Request => self.pv_req + i,
-            Buf::Header => self.pv_hdr + i,
-            Buf::Page => self.pv_page + i,
-        };
-        self.private_line(w, off)
-    }
-    fn bytes(&self, s: Size) -> u64 {
-        match s {
-            Size::Bytes(b) => b,
-            Size::HttpRequest => self.cfg.http_request_bytes,
-            Size::Header => self.cfg.header_bytes,
-            Size::Page => self.cfg.page_bytes,
-        }
-    }
-
-    // ----- pricing phases ---------------------------------------------------------------------
-
-    fn l1_of(&self, tid: usize) -> usize {
-        self.threads[tid].unit
-    }
-
-    /// Phase duration: compute plus stalls, scattered accesses overlapped by the unit's
-    /// memory-level parallelism, copy streams by the stream prefetcher's (`copy_mlp`).
-    fn finish_cost(&self, tid: usize, compute: f64, stall: f64, stream: f64) -> Cycle {
-        let u = &self.units[self.threads[tid].unit];
-        let s = stream / self.cfg.copy_mlp;
-        let c = if u.sse { compute * self.cfg.sse_cpi_factor + stall + s } else { compute + stall / self.cfg.core_mlp + s };
-        c.round().max(1.0) as Cycle
-    }
-
-    fn work_cost(&mut self, w: usize) -> Cycle {
-        let tid = self.workers[w].tid;
-        let l1 = self.l1_of(tid);
-        let step = self.steps[self.workers[w].step_i];
-        let mut stall = 0.0;
-        let n_lines = (step.work_lines as f64 * self.cfg.work_lines_scale).round() as u32;
-        for _ in 0..n_lines {
-            let wk = &mut self.workers[w];
-            let off = if wk.rng.gen::<f64>() < self.cfg.app_hot_fraction {
-                wk.rng.gen_range(0..self.app_hot_lines)
-            } else {
-                wk.rng.gen_range(0..self.app_ws_lines)
-            };
-            let write = wk.rng.gen_range(0..4) == 0;
-            let line = self.private_line(w, off);
-            stall += self.mem.access(l1, line, write);
-        }
-        let mut compute = step.work_cycles * self.cfg.work_scale;
-        let mut stream = 0.0;
-        if let Some((b, s)) = step.work_reads {
-            for i in 0..lines_of(self.bytes(s)) {
-                stream += self.mem.access(l1, self.buf_line(w, b, i), false);
-            }
-        }
-        if let Some((b, s)) = step.work_writes {
-            let n = lines_of(self.bytes(s));
-            compute += n as f64 * self.cfg.copy_cycles_per_line;
-            for i in 0..n {
-                stream += self.mem.access(l1, self.buf_line(w, b, i), true);
-            }
-        }
-        if self.workers[w].step_i == 0 {
-            // The server's shared bookkeeping (connection count, log position): one line
-            // every worker writes once per request.
-            let g = self.global_line(GLOBAL_KERNEL_LINES - 1);
-            stall += self.mem.access(l1, g, true);
-        }
-        self.finish_cost(tid, compute, stall, stream)
-    }
-
-    /// A copy of `n` lines, each a read of `src(i)` and a write of `dst(i)`.
-    fn copy(&mut self, l1: usize, srcs: &[u64], dsts: &[u64]) -> (f64, f64) {
-        let mut stall = 0.0;
-        for (&s, &d) in srcs.iter().zip(dsts) {
-            stall += self.mem.access(l1, s, false);
-            stall += self.mem.access(l1, d, true);
-        }
-        (srcs.len() as f64 * self.cfg.copy_cycles_per_line, stall)
-    }
-
-    fn udata_lines(&self, w: usize, bytes: u64, args: bool) -> Vec<u64> {
-        let n = lines_of(bytes);
-        (0..n)
-            .map(|i| {
-                let off = if args { self.sh_udata + (self.sh_kstate - self.sh_udata - ARGS_LINES) + i % ARGS_LINES } else { self.sh_udata + i };
-                self.shared_line(w, off)
-            })
-            .collect()
-    }
-
-    fn enclave_lines(&self, w: usize, b: Buf, bytes: u64) -> Vec<u64> {
-        (0..lines_of(bytes)).map(|i| self.buf_line(w, b, i)).collect()
-    }
-
-    /// Pack (enclave -> untrusted) or unpack (untrusted -> enclave) of the call's data.
-    fn pack_cost(&mut self, w: usize, call: &Call, pack: bool, slot: bool) -> Cycle {
-        let tid = self.workers[w].tid;
-        let l1 = self.l1_of(tid);
-        let (size, buf) = if pack { (call.in_size, call.in_buf) } else { (call.out_size, call.out_buf) };
-        let bytes = self.bytes(size);
-        let args = buf == Buf::Args;
-        let enc = self.enclave_lines(w, buf, bytes);
-        let unt = self.udata_lines(w, bytes, args);
-        let mut stall = 0.0;
-        let mut stream = 0.0;
-        let mut compute = POST_CYCLES;
-        if !pack && slot {
-            stall += self.mem.access(l1, self.shared_line(w, 0), false);
-        }
-        let (c, s) = if pack { self.copy(l1, &enc, &unt) } else { self.copy(l1, &unt, &enc) };
-        compute += c;
-        stream += s;
-        if pack && slot {
-            stall += self.mem.access(l1, self.shared_line(w, 0), true);
-        }
-        self.finish_cost(tid, compute, stall, stream)
-    }
-
-    /// The kernel side of a call, run by `tid` (the worker itself or a responder) for worker
-    /// `w`. `direct`: data moves straight between kernel and enclave buffers (no untrusted copy).
-    fn sys_cost(&mut self, tid: usize, w: usize, call: &Call, direct: bool) -> Cycle {
-        let l1 = self.l1_of(tid);
-        let exec_tile = self.units[self.threads[tid].unit].tile as u64;
-        let mut stall = 0.0;
-        let mut stream = 0.0;
-        let mut compute = call.sys_cycles * self.cfg.syscall_scale;
-        if let Some(r) = self.threads[tid].responder {
-            for i in 0..CALL_STACK_LINES {
-                stall += self.mem.access(l1, self.responder_line(r, i), true);
-            }
-        }
-        // Connection state: the same lines for the same call every request.
-        let seed = call.name.bytes().fold(0u64, |a, b| a.wrapping_mul(31).wrapping_add(b as u64));
-        let k_lines = (call.kernel_lines as f64 * self.cfg.syscall_lines_scale).round() as u64;
-        for i in 0..k_lines {
-            let off = self.sh_kstate + (seed + i) % self.kstate_lines;
-            stall += self.mem.access(l1, self.shared_line(w, off), i % 2 == 0);
-        }
-        let g_lines = (call.global_lines as f64 * self.cfg.global_lines_scale).round() as u64;
-        for i in 0..g_lines {
-            stall += self.mem.access(l1, self.global_line(seed + i), i % 3 == 0);
-        }
-        // Data handed in.
-        let in_b = self.bytes(call.in_size);
-        if in_b > 0 {
-            let src = if direct { self.enclave_lines(w, call.in_buf, in_b) } else { self.udata_lines(w, in_b, call.in_buf == Buf::Args) };
-            let n = src.len() as u64;
-            let dst: Vec<u64> = match call.in_to {
-                Kernel::TxRing => {
-                    let p = self.workers[w].tx_pos;
-                    self.workers[w].tx_pos = (p + n) % self.ring_lines;
-                    (0..n).map(|i| self.shared_line(w, self.sh_ring + (p + i) % self.ring_lines)).collect()
-                }
-                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 7 + i) % self.kstate_lines)).collect(),
-            };
-            let (c, s) = self.copy(l1, &src, &dst);
-            compute += c;
-            stream += s;
-        }
-        let out_b = self.bytes(call.out_size);
-        if out_b > 0 {
-            let dst = if direct { self.enclave_lines(w, call.out_buf, out_b) } else { self.udata_lines(w, out_b, call.out_buf == Buf::Args) };
-            let n = dst.len() as u64;
-            let src: Vec<u64> = match call.out_from {
-                Kernel::Nic | Kernel::PageCache => (0..n).map(|_| self.cold_line(exec_tile)).collect(),
-                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 3 + i) % self.kstate_lines)).collect(),
-            };
-            let (c, s) = self.copy(l1, &src, &dst);
-            compute += c;
-            stream += s;
-        }
-        self.finish_cost(tid, compute, stall, stream)
-    }
-
-    fn check_cost(&mut self, r: usize) -> Cycle {
-        let tid = self.responders[r].tid;
-        let l1 = self.l1_of(tid);
-        let mut stall = 0.0;
-        for i in 0..self.resp_lines {
-            stall += self.mem.access(l1, self.responder_line(r, i), i % 4 == 0);
-        }
-        let serves = self.responders[r].serves.clone();
-        for &w in &serves {
-            stall += self.mem.access(l1, self.shared_line(w, 0), false);
-        }
-        self.finish_cost(tid, CHECK_CYCLES * serves.len() as f64, stall, 0.0)
-    }
-
-    // ----- categories -------------------------------------------------------------------------
-
-    fn mark_unit(&mut self, u: usize) {
-        for i in 0..self.units[u].pinned.len() {
-            let t = self.units[u].pinned[i];
-            if let Some(w) = self.threads[t].worker {
-                self.dirty.push(w);
-            }
-        }
-    }
-
-    fn set_act(&mut self, u: usize, act: Act) {
-        self.units[u].act = act;
-        self.mark_unit(u);
-    }
-
-    fn worker_cat(&self, w: usize) -> Option<Cat> {
-        let tid = self.workers[w].tid;
-        if self.threads[tid].done {
-            return None;
-        }
-        let u = &self.units[self.threads[tid].unit];
-        Some(match u.act {
-            Act::Ctx(_) => Cat::Ctx,
-            Act::Run(x) => self.threads[x].phase.map(|p| p.1).unwrap_or(Cat::Polling),
-            Act::Spin(x) if x == tid => {
-                if self.workers[w].req == Req::InService {
-                    Cat::Syscall
-                } else {
-                    Cat::Polling
-                }
-            }
-            Act::Spin(_) | Act::Idle => Cat::Polling,
-        })
-    }
-
-    fn refresh_dirty(&mut self) {
-        let now = self.q.now();
-        while let Some(w) = self.dirty.pop() {
-            let c = self.worker_cat(w);
-            let wk = &mut self.workers[w];
-            if c != wk.cat {
-                if let Some(old) = wk.cat {
-                    wk.time[old as usize] += now - wk.since;
-                }
-                wk.cat = c;
-                wk.since = now;
-            }
-        }
-    }
-
-    // ----- scheduling -------------------------------------------------------------------------
-
-    fn start_phase(&mut self, tid: usize, cycles: Cycle, cat: Cat) {
-        let u = self.threads[tid].unit;
-        let now = self.q.now();
-        self.threads[tid].phase = Some((now + cycles, cat));
-        self.units[u].gen += 1;
-        let gen = self.units[u].gen;
-        self.q.schedule(now + cycles, Ev::CoreDone { core: u, gen });
-        self.set_act(u, Act::Run(tid));
-    }
-
-    fn dispatch(&mut self, u: usize) {
-        debug_assert!(self.units[u].cur.is_none());
-        match self.units[u].runq.pop_front() {
-            None => self.set_act(u, Act::Idle),
-            Some(next) => {
-                if self.units[u].last == Some(next) {
-                    self.begin(u, next);
-                } else {
-                    self.c.ctx_switches += 1;
-                    self.sched_footprint(u);
-                    self.units[u].gen += 1;
-                    let gen = self.units[u].gen;
-                    self.q.after(self.ctx_cycles, Ev::CoreDone { core: u, gen });
-                    self.set_act(u, Act::Ctx(next));
-                }
-            }
-        }
-    }
-
-    /// The scheduler's own data passes through the core's L1 on every switch; its time is
-    /// inside the fixed switch cost.
-    fn sched_footprint(&mut self, u: usize) {
-        let base = ((self.units[u].tile as u64) << HOME_SHIFT) | (1 << 42) | (u as u64 * self.ctx_lines.max(1));
-        for i in 0..self.ctx_lines {
-            self.mem.access(u, base + i, i % 2 == 0);
-        }
-    }
-
-    /// `tid` takes unit `u` (after a context switch, or directly).
-    fn begin(&mut self, u: usize, tid: usize) {
-        self.units[u].cur = Some(tid);
-        self.units[u].last = Some(tid);
-        // A worker that shares its core gets a quantum, so a thread queued behind it (another
-        // worker, or a responder woken while a responder ran) always gets the core back.
-        if self.threads[tid].worker.is_some() && self.units[u].pinned.len() > 1 {
-            self.units[u].qgen += 1;
-            let gen = self.units[u].qgen;
-            self.q.after(self.quantum_cycles, Ev::Quantum { core: u, gen });
-        }
-        if let Some((rem, cat)) = self.threads[tid].saved.take() {
-            self.start_phase(tid, rem, cat);
-        } else {
-            self.next(tid);
-        }
-        if std::mem::take(&mut self.units[u].preempt_pending) && self.units[u].cur.is_some() {
-            // A responder's timer fired during the switch: it takes the core straight away.
-            let r = self.units[u].runq.pop_front();
-            self.preempt(u, true);
-            if let Some(r) = r {
-                self.units[u].runq.push_front(r);
-            }
-            self.dispatch(u);
-        }
-    }
-
-    /// Takes the running thread off unit `u`; it goes to the front (a responder's timer
-    /// preempts its worker) or the back (quantum) of the run queue.
-    fn preempt(&mut self, u: usize, front: bool) {
-        let Some(tid) = self.units[u].cur.take() else { return };
-        self.c.preemptions += 1;
-        let now = self.q.now();
-        if let Act::Run(x) = self.units[u].act {
-            if x == tid {
-                if let Some((end, cat)) = self.threads[tid].phase.take() {
-                    self.threads[tid].saved = Some((end - now, cat));
-                }
-            }
-        }
-        if let Some(r) = self.threads[tid].responder {
-            self.responders[r].spinning = false;
-        }
-        self.units[u].gen += 1; // cancels the phase end
-        if front {
-            self.units[u].runq.push_front(tid);
-        } else {
-            self.units[u].runq.push_back(tid);
-        }
-    }
-
-    fn leave(&mut self, tid: usize) {
-        let u = self.threads[tid].unit;
-        debug_assert_eq!(self.units[u].cur, Some(tid));
-        self.units[u].cur = None;
-        self.units[u].gen += 1;
-        self.dispatch(u);
-    }
-
-    fn make_runnable(&mut self, tid: usize, urgent: bool) {
-        let u = self.threads[tid].unit;
-        if self.units[u].cur.is_none() {
-            match self.units[u].act {
-                Act::Ctx(_) => {
-                    if urgent {
-                        self.units[u].runq.push_front(tid);
-                        self.units[u].preempt_pending = true;
-                    } else {
-                        self.units[u].runq.push_back(tid);
-                    }
-                }
-                _ => {
-                    self.units[u].runq.push_back(tid);
-                    self.dispatch(u);
-                }
-            }
-            return;
-        }
-        let cur = self.units[u].cur.unwrap();
-        if urgent && self.threads[cur].worker.is_some() {
-            self.preempt(u, true);
-            self.units[u].runq.push_front(tid);
-            self.dispatch(u);
-        } else if urgent {
-            // Another responder holds the core: this one runs next, ahead of any worker (a
-            // preempted worker re-queues at the front and would otherwise starve it).
-            self.units[u].runq.push_front(tid);
-        } else {
-            self.units[u].runq.push_back(tid);
         }
     }
 
@@ -841,6 +458,8 @@ impl<'a> Sim<'a> {
             self.next_worker(w);
         } else if let Some(r) = self.threads[tid].responder {
             self.next_responder(r);
+        } else if let Some(c) = self.threads[tid].client {
+            self.next_client(c);
         }
     }
 
@@ -862,6 +481,9 @@ impl<'a> Sim<'a> {
                         let id = (wk.first_request + wk.req_i) as usize;
                         self.completions[id] += 1;
                         self.served += 1;
+                        if let Some(c) = wk.client {
+                            self.wake.push(c);
+                        }
                         wk.req_i += 1;
                         wk.ops.clear();
                         continue;
@@ -1020,7 +642,7 @@ impl<'a> Sim<'a> {
     fn run(&mut self) {
         veil_core::progress::start(self.completions.len() as u64, "requests");
         for u in 0..self.units.len() {
-            let pinned = self.units[u].pinned.clone();
+            let pinned: Vec<usize> = self.units[u].pinned.iter().copied().filter(|&t| self.threads[t].client.is_none()).collect();
             self.units[u].runq.extend(pinned);
             if !self.units[u].runq.is_empty() {
                 // Threads start on their unit without a switch.
@@ -1053,6 +675,9 @@ impl<'a> Sim<'a> {
                                 self.worker_phase_end(w);
                             } else if let Some(r) = self.threads[tid].responder {
                                 self.responder_phase_end(r);
+                            } else if let Some(c) = self.threads[tid].client {
+                                self.clients[c].handled += 1;
+                                self.next_client(c);
                             }
                         }
                         _ => {}
@@ -1081,6 +706,9 @@ impl<'a> Sim<'a> {
                         }
                     }
                 }
+            }
+            while let Some(c) = self.wake.pop() {
+                self.deliver(c);
             }
             self.refresh_dirty();
         }

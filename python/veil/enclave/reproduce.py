@@ -36,7 +36,8 @@ DELTA_TOLERANCE = {"tol": 0.5, "tol_abs": 0.05,
                    "tol_source": "a change measured in another simulator (Graphite): within half its size, "
                                  "at least 5 points"}
 COLORS = {"workload": "#4c72b0", "pack": "#dd8452", "unpack": "#937860", "syscall": "#55a868",
-          "polling": "#c44e52", "ecall": "#8172b3", "ocall": "#64b5cd", "ctx_switch": "#da8bc3"}
+          "polling": "#c44e52", "ecall": "#8172b3", "ocall": "#64b5cd", "ctx_switch": "#da8bc3",
+          "client": "#8c8c8c"}
 SLEEP_SWEEP = [10.0, 20.0, 40.0, 80.0, 160.0]
 
 
@@ -190,6 +191,12 @@ def _shape_rows(tput) -> list:
     """The shapes the paper states in Sec. 5 (Fig. 2) as predicates on the model's throughputs."""
     out = []
     for p in POLICIES:
+        for m, what in (("bl", "BL achieves the highest throughput ... as the number of workers are increased from 4 "
+                               "to 64"),
+                        ("ex-b", "EX-B is able to achieve performance scaling under both configurations")):
+            g = min(tput(p, m, b) / tput(p, m, a) for a, b in zip(WORKERS, WORKERS[1:]))
+            out.append(Row(f"{POLICIES[p]} {LABEL[m]} throughput, smallest gain per doubling of workers (4-64)", g,
+                           unit="x", source=SEC5, shape=Shape(">", 1.0), note=f"paper: '{what}'"))
         g = tput(p, "ex-l", 64) / tput(p, "ex-l", 32)
         out.append(Row(f"{POLICIES[p]} EX-L throughput 64 / 32 workers", g, unit="x", source=SEC5, shape=Shape("<", 1.0),
                        metric=f"enclave/{p}/exl_64w_over_32w",

@@ -26,6 +26,13 @@ POLICIES = {
     "sgx": "SGX-like (user-level enclave): every system call exits",
     "sev": "SEV-like (VM enclave): only device calls (recv, send) exit as hypercalls",
 }
+PLACEMENTS = {
+    "server-only": "only workers and responders run on the tiles; the clients issuing the requests are off-chip",
+    "wake-affine": "clients too (one per worker): an idle core if one is left, else the core that wakes them "
+                   "(Linux select_idle_sibling / wake_affine); a woken client preempts a worker (CFS)",
+}
+for _name, _doc in PLACEMENTS.items():
+    register_component("enclave.placement", _name, doc=_doc)
 for _name, _doc in MODELS.items():
     register_component("enclave.model", _name, doc=_doc)
 for _name, _doc in POLICIES.items():
@@ -42,12 +49,16 @@ def _cal(name: str):
     return _NATIVE_DEFAULTS[name]
 
 
-CATEGORIES = ["workload", "pack", "unpack", "syscall", "polling", "ecall", "ocall", "ctx_switch"]
+CATEGORIES = ["workload", "pack", "unpack", "syscall", "polling", "ecall", "ocall", "ctx_switch", "client"]
 
 
 class ServerConfig(ExperimentConfig):
     model: ComponentName("enclave.model") = Field("bl", description="execution model")
     policy: ComponentName("enclave.policy") = Field("sgx", description="which calls exit the enclave")
+    placement: ComponentName("enclave.placement") = Field(
+        _cal("placement"), description="which threads run on the tiles and where (clients off or on the chip)")
+    client_work_cycles: float = Field(2000.0, ge=0, description="client compute per request besides its send and two recvs "
+                                      "(wake-affine placement only)")
     workers: int = Field(64, ge=1, le=65536, description="worker threads N (requests are split evenly)")
     requests: int = Field(1000, ge=1, le=10_000_000, description="total web-page requests M")
     tiles: int = Field(64, ge=1, le=4096, description="tiles on the 2D mesh (one enclave core + L2 slice each)")
@@ -164,6 +175,8 @@ def simulate_many(cfgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     "responder_syscall_cycles": ("cycles", "cycles responders spent running system calls"),
     "preemptions": ("preemptions", "workers preempted at the end of their quantum"),
     "pickup_wait_cycles": ("cycles", "cycles posted calls waited before a responder picked them up"),
+    "client_cycles": ("cycles", "cycles clients ran on enclave cores (wake-affine placement)"),
+    "client_wakeups": ("wake-ups", "times a client blocked in recv was woken by a response"),
     "events": ("events", "simulation events processed"),
 },
                      doc="Server workload (SSE paper) under one execution model: throughput, Fig. 3 breakdown, misses")
