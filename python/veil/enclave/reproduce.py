@@ -222,12 +222,22 @@ def _shape_rows(tput) -> list:
 
 
 def _calibration(ctx) -> None:
+    from veil.enclave.calibrate import BOUNDS
+
     now = defaults()
+
+    def at_bound(k: str) -> str:
+        lo, hi = BOUNDS[k]
+        return "lower" if now[k] <= lo else "upper" if now[k] >= hi else ""
+
     ctx.grid(f"Calibrated constants: fitted on the {POLICIES[CALIBRATION_HALF]} half "
-             "(python -m veil.enclave.calibrate)",
+             "(python -m veil.enclave.calibrate); a fit that ends at a search bound is marked",
              ["constant", "first estimate (prior)", "hand-tuned on all six slowdowns (before)", "fitted on the "
-              f"{POLICIES[CALIBRATION_HALF]} half (now)"],
-             [[k, PRIOR[k], HAND_TUNED[k], now[k]] for k in CALIBRATED])
+              f"{POLICIES[CALIBRATION_HALF]} half (now)", "search bounds", "ends at a bound"],
+             [[k, PRIOR[k], HAND_TUNED[k], now[k], f"{BOUNDS[k][0]:g} - {BOUNDS[k][1]:g}", at_bound(k)]
+              for k in CALIBRATED])
+    for k in CALIBRATED:
+        ctx.metric(f"enclave/calibration/{k}_at_bound", at_bound(k) or "no")
     ctx.text(
         f"Calibration split. The paper gives no per-call costs or footprints, so ten constants are free. They are "
         f"fitted by a deterministic coordinate descent (python -m veil.enclave.calibrate) on the "
