@@ -119,6 +119,7 @@ def cmd_init(args) -> int:
 
 def cmd_serve(args) -> int:
     from veil.oram.engine import native
+    from veil.oram.client import is_loopback
     from veil.oram.server import find_key_file, find_token, read_fingerprint
 
     data = Path(args.data_dir)
@@ -127,8 +128,17 @@ def cmd_serve(args) -> int:
     if not data.is_dir():
         raise ConfigError(f"{data}: no such data directory (create one with 'veil oram init')")
     token = find_token(args.token_file, data)
+    if args.log_level == "debug" and not args.unsafe_debug_log:
+        raise ConfigError("--log-level debug logs the block id and slot of every failed storage check, which tells "
+                          "whoever reads the log which blocks are asked for: add --unsafe-debug-log to accept that")
+    if args.log_level == "debug":
+        print("warning: --unsafe-debug-log: the log names requested blocks and their slots; keep it private",
+              file=sys.stderr, flush=True)
     tls_dir = None
     scheme, note = "http", ""
+    if args.insecure_plaintext and not is_loopback(args.host):
+        raise ConfigError(f"--insecure-plaintext on --host {args.host}: only on a loopback address (without TLS one "
+                          "observed handshake lets anyone test token guesses offline)")
     if args.insecure_plaintext:
         print("warning: --insecure-plaintext: replies are sealed and the token never sent, but block ids'"
               " timing, sizes and the session handshake travel without TLS", file=sys.stderr, flush=True)
@@ -142,7 +152,7 @@ def cmd_serve(args) -> int:
         print(f"serving {data} on {scheme}://{host}:{port}{note}", flush=True)
 
     how = _native_call(store.serve_until_signal, token, ready, host=args.host, port=args.port, tls_dir=tls_dir,
-                       link_mbps=args.link_mbps, latency_ms=args.latency_ms)
+                       link_mbps=args.link_mbps, latency_ms=args.latency_ms, log=args.log_level)
     if how == "interrupt":
         raise KeyboardInterrupt
     print("stopped (SIGTERM)", flush=True)
@@ -201,7 +211,12 @@ def add_cli(subparsers) -> None:
     s.add_argument("--port", type=int, default=8470)
     s.add_argument("--token-file", help="access token file (default $VEIL_ORAM_TOKEN or DATA_DIR/client.token)")
     s.add_argument("--key-file", help=key_help)
-    s.add_argument("--insecure-plaintext", action="store_true", help="serve plain HTTP instead of TLS (warns)")
+    s.add_argument("--insecure-plaintext", action="store_true",
+                   help="serve plain HTTP instead of TLS, on a loopback address only (warns)")
+    s.add_argument("--log-level", choices=("off", "info", "debug"), default="info",
+                   help="info (default) names no block, slot or position; debug does and needs --unsafe-debug-log")
+    s.add_argument("--unsafe-debug-log", action="store_true",
+                   help="accept that --log-level debug reveals which blocks are requested (warns)")
     s.add_argument("--threads", type=int, default=0, help="shuffle threads (0: one per core)")
     s.add_argument("--link-mbps", type=float, default=0.0, help="emulate a link of this bandwidth (0: off)")
     s.add_argument("--latency-ms", type=float, default=0.0, help="emulated one-way latency per reply")
