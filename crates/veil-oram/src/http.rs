@@ -606,9 +606,10 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 impl Server {
     /// Starts serving on a thread of its own; `stop` (or drop) shuts it down.
     pub fn start(store: Arc<Store>, cfg: ServeConfig) -> Result<Server> {
-        let listener = bind(&cfg)?;
-        let addr = listener.local_addr()?;
+        // settings are checked before anything listens
         let (st, tls) = state(store, cfg)?;
+        let listener = bind(&st.cfg)?;
+        let addr = listener.local_addr()?;
         let rt = runtime()?;
         let (tx, rx) = tokio::sync::watch::channel(false);
         let thread = std::thread::Builder::new()
@@ -647,9 +648,9 @@ pub enum Stopped {
 /// Serves in the calling thread until SIGINT or SIGTERM, then shuts down gracefully (connections
 /// get up to 5 s to finish). `ready` is called with the bound address before the first accept.
 pub fn serve_until_signal(store: Arc<Store>, cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<Stopped> {
-    let listener = bind(&cfg)?;
-    let addr = listener.local_addr()?;
     let (st, tls) = state(store, cfg)?;
+    let listener = bind(&st.cfg)?;
+    let addr = listener.local_addr()?;
     let rt = runtime()?;
     rt.block_on(async move {
         use tokio::signal::unix::{signal, SignalKind};
