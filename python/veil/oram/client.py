@@ -230,6 +230,10 @@ class OramClient:
             ctr = self.counter
             try:
                 status, data = self._post("/read", read_request(self.key, self.sid, ctr, block_id), resend=False)
+                if status == 200 and len(data) != 1 + self.block_size + 16:
+                    # every reply has this one size: a shorter one was cut on the way
+                    self.close()
+                    raise _Cut(f"{self.host}:{self.port}: reply of {len(data)} bytes cut short")
             except _Cut as e:
                 cuts += 1
                 self.retries += 1
