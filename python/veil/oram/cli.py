@@ -174,7 +174,8 @@ def cmd_get(args) -> int:
     fp = args.fingerprint
     if fp is None and args.data_dir is not None and args.url.startswith("https:"):
         fp = read_fingerprint(args.data_dir)
-    c = OramClient(args.url, token, fingerprint=fp, insecure_plaintext=args.insecure_plaintext)
+    c = OramClient(args.url, token, fingerprint=fp, insecure_plaintext=args.insecure_plaintext,
+                   epoch_file=args.epoch_file)
     try:
         data = c.get_file(args.file) if args.file is not None else c.get(args.id)
     finally:
@@ -231,6 +232,8 @@ def add_cli(subparsers) -> None:
     s.add_argument("--data-dir", help="read the token and fingerprint from this store's directory")
     s.add_argument("--insecure-plaintext", action="store_true", help="allow an http:// URL")
     s.add_argument("--out", help="write here instead of stdout")
+    s.add_argument("--epoch-file", help="keep the highest store epoch seen here; refuse a store behind it "
+                   "(a rolled-back copy)")
     s.set_defaults(handler=cmd_get)
 
     def no_action(args) -> int:
