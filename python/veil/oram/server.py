@@ -16,9 +16,9 @@ TOKEN_ENV = "VEIL_ORAM_TOKEN"
 KEY_FILE_ENV = "VEIL_ORAM_KEY_FILE"
 
 
-def make_token(data_dir: Path) -> str:
-    """A fresh 128-bit token in DATA_DIR/client.token (mode 0600)."""
-    p = data_dir / TOKEN_FILE
+def make_token(data_dir: Path, token_file: str | Path | None = None) -> str:
+    """A fresh 128-bit token in `token_file`, else DATA_DIR/client.token (mode 0600)."""
+    p = Path(token_file) if token_file else data_dir / TOKEN_FILE
     tok = secrets.token_hex(16)
     fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
