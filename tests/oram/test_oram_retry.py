@@ -16,8 +16,8 @@ class Cutter:
     """A loopback relay that cuts the first `cuts` read replies after 20 bytes (the server has
     served the read and counted its counter; the client gets a broken reply)."""
 
-    def __init__(self, port: int, cuts: int):
-        self.target, self.cuts = port, cuts
+    def __init__(self, port: int, cuts: int, marker: bytes = b"application/octet-stream"):
+        self.target, self.cuts, self.marker = port, cuts, marker
         self.lsock = socket.create_server(("127.0.0.1", 0))
         self.port = self.lsock.getsockname()[1]
         self.lock = threading.Lock()
@@ -29,7 +29,7 @@ class Cutter:
     def _pump(self, a, b, replies):
         try:
             while d := a.recv(65536):
-                if replies and b"application/octet-stream" in d:
+                if replies and self.marker in d:
                     with self.lock:
                         cut = self.cuts > 0
                         self.cuts -= cut
@@ -83,6 +83,18 @@ def test_a_cut_reply_is_retried_transparently(server):
         assert c.get(8) == synthetic(3, 8, 256)  # cut again, retried
         assert c.get(9) == synthetic(3, 9, 256)
         assert c.retries == 2 and c.sessions_opened == 1
+    cut.close()
+
+
+def test_a_cut_handshake_reply_is_retried_with_a_fresh_hello(server):
+    """The server has seen (and would refuse again) the first hello: the retry draws a new key."""
+    from veil.oram.client import OramClient
+
+    s = server(tls=False)
+    cut = Cutter(s.server.port, cuts=1, marker=b"application/json")
+    with OramClient(f"http://127.0.0.1:{cut.port}", s.token, insecure_plaintext=True) as c:
+        assert c.get(3) == synthetic(3, 3, 256)
+        assert c.sessions_opened == 1 and cut.cuts == 0
     cut.close()
 
 

@@ -181,12 +181,24 @@ class OramClient:
 
     # -- protocol -----------------------------------------------------------------------------
     def _handshake(self) -> None:
-        hs = Handshake(self._hs_token)
-        status, data = self._post("/session", hs.hello())
+        for attempt in range(READ_ATTEMPTS):
+            # a fresh ephemeral key each try: the server refuses a hello it has seen (a replay)
+            hs = Handshake(self._hs_token)
+            try:
+                status, data = self._post("/session", hs.hello(), resend=False)
+                reply = json.loads(data) if status == 200 else None
+                break
+            except ValueError:
+                self.close()  # a 200 whose JSON is cut short: the connection broke mid-reply
+                if attempt == READ_ATTEMPTS - 1:
+                    raise OramClientError(f"{self.host}:{self.port}: session reply cut short") from None
+            except _Cut:
+                if attempt == READ_ATTEMPTS - 1:
+                    raise
         if status != 200:
             raise self._fail("/session", status, data)
         try:
-            self.sid, self.key, info = hs.finish(json.loads(data))
+            self.sid, self.key, info = hs.finish(reply)
         except (ValueError, KeyError, TypeError, InvalidTag) as e:
             raise OramClientError(f"session handshake failed: {e or type(e).__name__}") from None
         self.n_blocks, self.block_size, self.files = info["n_blocks"], info["block_size"], info["files"]
