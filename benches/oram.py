@@ -14,6 +14,21 @@ from veil.oram.engine import epoch_len, run, steady_warmup
 
 N, B = 4096, 256 * 1024
 CONTENTION_ENV = "VEIL_BENCH_CONTENTION"
+#: "N,B" instead of 4096,262144: a small run (the test of the bench itself)
+SIZE_ENV = "VEIL_BENCH_ORAM_SIZE"
+
+
+def size() -> tuple[int, int]:
+    raw = os.environ.get(SIZE_ENV)
+    if not raw:
+        return N, B
+    try:
+        n, b = (int(x) for x in raw.split(","))
+    except ValueError:
+        from veil.core import ConfigError
+
+        raise ConfigError(f"${SIZE_ENV}={raw!r}: expected N,B (blocks, bytes per block)") from None
+    return n, b
 
 
 def gcm_bytes_per_access(n: int, b: int) -> float:
@@ -41,8 +56,9 @@ class CpuHog:
 
 
 def contention(ctx, base: dict, idle: dict) -> None:
+    n, b = base["n_blocks"], base["block_size"]
     with CpuHog():
-        hog = run({**base, "engine": "proram", "accesses": 512, "warmup": steady_warmup(N)})
+        hog = run({**base, "engine": "proram", "accesses": 512, "warmup": steady_warmup(n)})
     if hog["errors"]:
         raise RuntimeError(f"{hog['errors']} wrong replies beside the CPU hog")
     ctx.report("oram/contended_throughput_mbps", hog["throughput_mbps"], unit="Mbps",
@@ -53,10 +69,10 @@ def contention(ctx, base: dict, idle: dict) -> None:
     # the physical bound: AES-GCM work per request at this machine's single-core speed
     from veil import _native
 
-    speed = _native.crypto.throughput("aes-128-gcm", B, 1, 0.5)["gbps"] * 1e9  # bytes/s, one core
-    per = gcm_bytes_per_access(N, B)
+    speed = _native.crypto.throughput("aes-128-gcm", b, 1, 0.5)["gb_per_s"] * 1e9  # bytes/s, one core
+    per = gcm_bytes_per_access(n, b)
     cores = min(os.cpu_count() or 1, idle["threads"])
-    bound = speed * cores / per * B * 8 / 1e6
+    bound = speed * cores / per * b * 8 / 1e6
     ctx.report("oram/gcm_bytes_per_access", per, unit="B")
     ctx.report("oram/gcm_single_core_gbytes_s", speed / 1e9, unit="GB/s")
     ctx.report("oram/aes_gcm_bound_mbps", bound, unit="Mbps", target=f"{cores} cores")
@@ -64,7 +80,7 @@ def contention(ctx, base: dict, idle: dict) -> None:
                target="2/3 of the cores beside one hog")
     # the old policy, for comparison: short, since beside busy processes it crawls
     with CpuHog():
-        old = run({**base, "engine": "proram", "accesses": 128, "warmup": 2 * epoch_len(N), "shuffle_idle": True})
+        old = run({**base, "engine": "proram", "accesses": 128, "warmup": 2 * epoch_len(n), "shuffle_idle": True})
     ctx.report("oram/contended_sched_idle_throughput_mbps", old["throughput_mbps"], unit="Mbps",
                baseline=idle["throughput_mbps"], baseline_name="no hog")
     ctx.report("oram/contended_sched_idle_p99_over_p50", old["p99_over_p50"], unit="")
@@ -73,11 +89,12 @@ def contention(ctx, base: dict, idle: dict) -> None:
 @register_benchmark("oram", doc="PRO-ORAM server time, throughput and latency spread at N=4096, B=256 KB")
 def bench(ctx):
     load0 = os.getloadavg()[0]
-    base = {"n_blocks": N, "block_size": B, "seed": 1, "verify": True, "link_mbps": 7.0}
+    n, b = size()
+    base = {"n_blocks": n, "block_size": b, "seed": 1, "verify": True, "link_mbps": 7.0}
     plain = run({**base, "engine": "plain", "accesses": 256, "warmup": 16})
     # untimed epochs first: every region has been written once (first touches are slow) and
     # the request clock follows a full history of steady shuffles
-    pro = run({**base, "engine": "proram", "accesses": 512, "warmup": steady_warmup(N)})
+    pro = run({**base, "engine": "proram", "accesses": 512, "warmup": steady_warmup(n)})
     path = run({**base, "engine": "pathoram", "accesses": 48, "warmup": 8})
     for r in (plain, pro, path):
         if r["errors"]:

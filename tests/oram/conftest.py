@@ -34,14 +34,15 @@ def server(make_store, tmp_path):
     """The Rust HTTP service over a store, on a free loopback port, TLS unless tls=False."""
     started = []
 
-    def start(store=None, token="t0ken-for-tests-0123456789", tls=True, limits=None, **kw):
+    def start(store=None, token="t0ken-for-tests-0123456789abcdef0123", tls=True, limits=None, **kw):
         store = store or make_store()
         fp = tls_dir = None
         if tls:
             d = tmp_path / f"tls{len(started)}"
             d.mkdir()
             fp, tls_dir = native().make_tls_identity(str(d)), str(d)
-        srv = store.serve(token, tls_dir=tls_dir, limits=limits, log=False, **kw)
+        kw.setdefault("log", "off")
+        srv = store.serve(token, tls_dir=tls_dir, limits=limits, **kw)
         started.append(srv)
         return Served(f"{'https' if tls else 'http'}://127.0.0.1:{srv.port}", token, fp, srv, store)
 

@@ -67,7 +67,7 @@ def test_client_reads_blocks_over_tls_and_every_reply_has_one_size(server):
 def test_wrong_token_and_wrong_certificate_are_refused(server, tmp_path):
     s = server()
     with pytest.raises(OramRequestError, match="401 hello not authenticated"):
-        OramClient(s.url, "wrong", fingerprint=s.fingerprint)
+        OramClient(s.url, "wrong-token-" * 3, fingerprint=s.fingerprint)
     with pytest.raises(OramClientError, match="is not the pinned"):
         OramClient(s.url, s.token, fingerprint="00" * 32)
     with pytest.raises(OramRequestError, match="needs --insecure-plaintext"):
@@ -142,10 +142,8 @@ def test_token_and_keys_never_cross_the_wire_and_replays_get_nothing(server, tls
     start = seen.index(b'{"client_pub"')
     hello = seen[start: seen.index(b"}", start) + 1]
     status, _, body = raw(s.url, "POST", "/session", hello)
-    assert status == 200  # a new session, whose key needs the client's ephemeral secret
-    sid2 = bytes.fromhex(json.loads(body)["session"])
-    status, _, body = raw(s.url, "POST", "/read", read_request(key, sid2, 1, 3))
-    assert status == 401 and json.loads(body)["code"] == "auth"
+    # refused outright: a replayed hello opens no session (so it cannot push a real one out)
+    assert status == 401 and json.loads(body)["code"] == "replay"
     # the recorded read itself, replayed in its own session, is refused
     status, _, body = raw(s.url, "POST", "/read", read_request(key, sid, 1, 3))
     assert status == 401 and json.loads(body)["code"] == "replay"
@@ -241,16 +239,29 @@ def test_bad_content_length_slowloris_and_missing_bodies_are_cut_off(server):
 
 
 def test_connection_cap_holds_further_clients_until_a_slot_frees(server):
+    """The cap counts authenticated connections only: 4 idle raw sockets do not delay a client,
+    4 clients that proved the token do, until one of them idles out."""
     s = server(tls=False, limits=(4, 4096, 1.5, 1.5, 1.0, 30.0))
-    held = [socket.create_connection(("127.0.0.1", s.server.port)) for _ in range(4)]
+    raw_idle = [socket.create_connection(("127.0.0.1", s.server.port)) for _ in range(4)]
     time.sleep(0.2)
     t0 = time.perf_counter()
     with s.client(timeout=10) as c:
         assert c.get(1) == synthetic(3, 1, 256)
-    waited = time.perf_counter() - t0
-    assert 0.8 < waited < 6.0, waited  # queued behind the 4 idle connections until their timeout
-    for k in held:
+    assert time.perf_counter() - t0 < 1.0  # not queued behind the raw sockets' 1.5 s timeouts
+    held = [s.client(timeout=10) for _ in range(4)]
+    for c in held:
+        assert c.get(2) == synthetic(3, 2, 256)
+        if c is held[0]:
+            first_idle = time.perf_counter()
+    t0 = time.perf_counter()
+    with s.client(timeout=10) as c:
+        assert c.get(1) == synthetic(3, 1, 256)
+    # queued behind the 4 clients until the first one's 1.5 s idle timeout
+    assert time.perf_counter() - first_idle > 1.3 and time.perf_counter() - t0 < 6.0
+    for k in raw_idle:
         k.close()
+    for c in held:
+        c.close()
 
 
 def _tamper(tmp_path, name, store, block):
@@ -360,9 +371,12 @@ def test_cli_get_over_tls_and_clean_shutdown(served_process, veil_cli, tmp_path)
     r = veil_cli("oram", "get", "17", "--url", url, "--data-dir", str(data), "--out", str(out))
     assert r.rc == 0, r.err
     assert out.read_bytes() == synthetic(3, 17, 64)
-    (tmp_path / "tok").write_text("nope\n")
+    (tmp_path / "tok").write_text("nope" * 8 + "\n")
     r = veil_cli("oram", "get", "1", "--url", url, "--data-dir", str(data), "--token-file", str(tmp_path / "tok"))
     assert r.rc == 2 and "wrong access token" in r.err and len(r.err.strip().splitlines()) == 1
+    (tmp_path / "tok").write_text("nope" * 7 + "\n")  # 28 characters: below 128 bits as hex
+    r = veil_cli("oram", "get", "1", "--url", url, "--data-dir", str(data), "--token-file", str(tmp_path / "tok"))
+    assert r.rc == 2 and "28 characters, at least 32" in r.err and len(r.err.strip().splitlines()) == 1
     r = veil_cli("oram", "get", "5000", "--url", url, "--data-dir", str(data))
     assert r.rc == 2 and "unknown block id 5000" in r.err and len(r.err.strip().splitlines()) == 1
     rc, out_, err = _finish(p, signal.SIGTERM)

@@ -16,12 +16,19 @@
 //!   byte. The reply is always `AES-256-GCM(status (1) || B bytes)`: success, unknown block and
 //!   failed authentication of the storage all look alike on the wire (same size, same clock).
 //!
-//! Limits: a connection cap (further connections wait in the kernel's backlog), a header-read
-//! timeout (slowloris), an idle timeout on the socket, a body timeout and size bound, a request
-//! timeout; every error the server itself writes is JSON.
+//!   Counters are accepted once each within a window of 64 behind the highest (a retried or
+//!   reordered read is served; a replay is not).
+//!
+//! Limits: connections that have not yet proven the token hold places of a small budget of
+//! their own, per address and in all, and have 2 s to finish TLS and one authenticated request
+//! (`admit`); authenticated connections have the `max_connections` budget, which only token
+//! holders can fill. A header-read timeout (slowloris), an idle timeout on the socket, a body
+//! timeout and size bound, a request timeout; every error the server itself writes is JSON.
 
+use crate::admit::{Admission, Admit, AdmitConfig, Ticket};
 use crate::error::{OramError, Result};
 use crate::service::Store;
+use crate::session::{Session, Sessions};
 use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM};
 use aws_lc_rs::agreement::{agree_ephemeral, EphemeralPrivateKey, UnparsedPublicKey, X25519};
 use aws_lc_rs::hmac;
@@ -30,15 +37,17 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::Semaphore;
 
 pub const PROTOCOL: &str = "veil-oram/1";
-pub const SID_LEN: usize = 16;
+pub use crate::session::SID_LEN;
+/// Shortest access token accepted: 32 characters, 128 bits when they are hex digits as the
+/// generated ones are (an offline guess at a shorter one is within reach).
+pub const MIN_TOKEN_CHARS: usize = 32;
 pub const TAG: usize = 16;
 /// sid || counter || sealed u64 id
 pub const READ_BODY: usize = SID_LEN + 8 + 8 + TAG;
@@ -67,8 +76,23 @@ pub struct ServeConfig {
     /// Emulated link: each reply waits latency + size / bandwidth.
     pub link_mbps: f64,
     pub latency_ms: f64,
-    /// Log tamper details (block, slot) on stderr: the operator's view.
-    pub log: bool,
+    /// What goes to stderr (see `LogLevel`).
+    pub log: LogLevel,
+    /// The budget of connections that have not proven the token yet.
+    pub admit: AdmitConfig,
+}
+
+/// The server's log. Nothing it writes at `Info` names a block, slot or position, nor follows
+/// requests one by one: a line per failed storage check would tell whoever tampered a slot
+/// and can read the log when its block is asked for again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogLevel {
+    Off,
+    /// The first failed storage check only, without naming anything.
+    Info,
+    /// Every failed storage check with its block id, region and slot: reveals the access
+    /// pattern to whoever reads the log (the CLI asks for an explicit flag and warns).
+    Debug,
 }
 
 impl ServeConfig {
@@ -87,7 +111,8 @@ impl ServeConfig {
             request_timeout: Duration::from_secs(60),
             link_mbps: 0.0,
             latency_ms: 0.0,
-            log: true,
+            log: LogLevel::Info,
+            admit: AdmitConfig::default(),
         }
     }
 }
@@ -148,19 +173,15 @@ fn tls_acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor> {
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(cfg)))
 }
 
-struct Session {
-    key: LessSafeKey,
-    /// Highest request counter accepted: a request must carry a larger one.
-    last: Option<u64>,
-    used: Instant,
-}
-
 struct State {
     store: Arc<Store>,
     cfg: ServeConfig,
     auth: hmac::Key,
-    sessions: Mutex<HashMap<[u8; SID_LEN], Session>>,
-    info: Vec<u8>,
+    sessions: Mutex<Sessions>,
+    /// Places for authenticated connections.
+    permits: Arc<Semaphore>,
+    /// Set after the first failed storage check is logged at `Info`.
+    logged_failure: std::sync::atomic::AtomicBool,
 }
 
 fn mac(key: &hmac::Key, parts: &[&[u8]]) -> [u8; 32] {
@@ -217,24 +238,33 @@ async fn read_body(st: &State, body: Incoming) -> std::result::Result<Bytes, Rep
     }
 }
 
-async fn handle(st: Arc<State>, req: Request<Incoming>) -> Reply {
+async fn handle(st: Arc<State>, ticket: Arc<Ticket>, req: Request<Incoming>) -> Reply {
     let (parts, body) = req.into_parts();
     let declared = parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|n| n > st.cfg.max_body as u64) {
         return error(StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("request body above {} bytes", st.cfg.max_body));
     }
     let path = parts.uri.path();
+    let mut authed = false;
     let reply = match (&parts.method, path) {
         (&Method::GET, "/health") => {
             json_reply(StatusCode::OK, serde_json::json!({"ok": true, "protocol": PROTOCOL}), false)
         }
         (&Method::POST, "/session") => match read_body(&st, body).await {
             Err(r) => r,
-            Ok(b) => new_session(&st, &b),
+            Ok(b) => {
+                let (r, a) = new_session(&st, &b);
+                authed = a;
+                r
+            }
         },
         (&Method::POST, "/read") => match read_body(&st, body).await {
             Err(r) => r,
-            Ok(b) => read(&st, &b).await,
+            Ok(b) => {
+                let (r, a) = read(&st, &b).await;
+                authed = a;
+                r
+            }
         },
         (_, "/health" | "/session" | "/read") => {
             error(StatusCode::METHOD_NOT_ALLOWED, "method", format!("{} not allowed on {}", parts.method, path))
@@ -244,6 +274,9 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Reply {
             error(StatusCode::NOT_FOUND, "not_found", format!("no such endpoint: {} {shown}", parts.method))
         }
     };
+    if authed {
+        ticket.promote(&st.permits).await;
+    }
     let delay = st.cfg.latency_ms / 1e3
         + if st.cfg.link_mbps > 0.0 { hyper::body::Body::size_hint(reply.body()).exact().unwrap_or(0) as f64 * 8.0 / (st.cfg.link_mbps * 1e6) } else { 0.0 };
     if delay > 0.0 {
@@ -252,21 +285,30 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Reply {
     reply
 }
 
-fn new_session(st: &State, body: &[u8]) -> Reply {
+/// The reply, and whether the hello proved the token.
+fn new_session(st: &State, body: &[u8]) -> (Reply, bool) {
     #[derive(serde::Deserialize)]
     struct Hello {
         client_pub: String,
         mac: String,
     }
     let Ok(h) = serde_json::from_slice::<Hello>(body) else {
-        return error(StatusCode::BAD_REQUEST, "malformed", "expected JSON {\"client_pub\": hex, \"mac\": hex}");
+        return (error(StatusCode::BAD_REQUEST, "malformed", "expected JSON {\"client_pub\": hex, \"mac\": hex}"), false);
     };
     let (Some(cp), Some(m)) = (unhex(&h.client_pub), unhex(&h.mac)) else {
-        return error(StatusCode::BAD_REQUEST, "malformed", "client_pub and mac must be hex");
+        return (error(StatusCode::BAD_REQUEST, "malformed", "client_pub and mac must be hex"), false);
     };
     if cp.len() != 32 || hmac::verify(&st.auth, &[b"veil-oram/1 hello".as_slice(), &cp].concat(), &m).is_err() {
-        return error(StatusCode::UNAUTHORIZED, "auth", "hello not authenticated: wrong access token");
+        return (error(StatusCode::UNAUTHORIZED, "auth", "hello not authenticated: wrong access token"), false);
     }
+    if !st.sessions.lock().unwrap().fresh_hello(cp[..].try_into().unwrap()) {
+        // not a proof of the token: whoever saw the hello can send it again
+        return (error(StatusCode::UNAUTHORIZED, "replay", "hello replayed: refused"), false);
+    }
+    (open_session(st, &cp), true)
+}
+
+fn open_session(st: &State, cp: &[u8]) -> Reply {
     let rng = aws_lc_rs::rand::SystemRandom::new();
     let Ok(sk) = EphemeralPrivateKey::generate(&X25519, &rng) else {
         return error(StatusCode::INTERNAL_SERVER_ERROR, "internal", "key generation failed");
@@ -274,8 +316,8 @@ fn new_session(st: &State, body: &[u8]) -> Reply {
     let sp = sk.compute_public_key().unwrap();
     let mut sid = [0u8; SID_LEN];
     crate::crypto::os_random(&mut sid);
-    let transcript = [cp.as_slice(), sp.as_ref(), &sid].concat();
-    let derived = agree_ephemeral(sk, UnparsedPublicKey::new(&X25519, &cp), (), |shared| {
+    let transcript = [cp, sp.as_ref(), &sid].concat();
+    let derived = agree_ephemeral(sk, UnparsedPublicKey::new(&X25519, cp), (), |shared| {
         let prk = hmac::Key::new(hmac::HMAC_SHA256, &mac(&st.auth, &[shared]));
         Ok((mac(&prk, &[b"veil-oram/1 session", &transcript]), mac(&prk, &[b"veil-oram/1 server", &transcript])))
     });
@@ -283,19 +325,14 @@ fn new_session(st: &State, body: &[u8]) -> Reply {
         return error(StatusCode::BAD_REQUEST, "malformed", "client_pub is not a usable X25519 key");
     };
     let key = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &ks).unwrap());
-    // the store's shape and file list, sealed: the observer learns only its length
-    let mut info = st.info.clone();
+    // the store's shape, file list and epoch, sealed: the observer learns only its length. The
+    // epoch lets a client refuse a store rolled back behind one it has already read.
+    let m = &st.store.manifest;
+    let mut info = serde_json::to_vec(&serde_json::json!({"n_blocks": m.n_blocks, "block_size": m.block_size,
+        "files": m.files, "epoch": st.store.oram.epoch()}))
+    .unwrap();
     key.seal_in_place_append_tag(nonce(3, 0), Aad::from(&sid[..]), &mut info).unwrap();
-    {
-        let mut s = st.sessions.lock().unwrap();
-        if s.len() >= st.cfg.max_sessions {
-            // the least recently used goes: its client re-establishes on "unknown session"
-            if let Some(old) = s.iter().min_by_key(|(_, v)| v.used).map(|(k, _)| *k) {
-                s.remove(&old);
-            }
-        }
-        s.insert(sid, Session { key, last: None, used: Instant::now() });
-    }
+    st.sessions.lock().unwrap().insert(sid, Session::new(key));
     json_reply(
         StatusCode::OK,
         serde_json::json!({"protocol": PROTOCOL, "session": hex(&sid), "server_pub": hex(sp.as_ref()),
@@ -304,72 +341,100 @@ fn new_session(st: &State, body: &[u8]) -> Reply {
     )
 }
 
-async fn read(st: &Arc<State>, body: &[u8]) -> Reply {
+/// The reply, and whether the request opened under a live session (proof of the token).
+async fn read(st: &Arc<State>, body: &[u8]) -> (Reply, bool) {
     if body.len() != READ_BODY {
-        return error(StatusCode::BAD_REQUEST, "malformed", format!("read body must be {READ_BODY} bytes"));
+        return (error(StatusCode::BAD_REQUEST, "malformed", format!("read body must be {READ_BODY} bytes")), false);
     }
     let sid: [u8; SID_LEN] = body[..SID_LEN].try_into().unwrap();
     let ctr = u64::from_be_bytes(body[SID_LEN..SID_LEN + 8].try_into().unwrap());
     let aad = [b"req".as_slice(), &sid, &ctr.to_be_bytes()].concat();
     let id = {
         let mut s = st.sessions.lock().unwrap();
-        let Some(sess) = s.get_mut(&sid) else {
-            return error(StatusCode::UNAUTHORIZED, "session", "unknown session: POST /session again");
+        let Some(sess) = s.map.get_mut(&sid) else {
+            return (error(StatusCode::UNAUTHORIZED, "session", "unknown session: POST /session again"), false);
         };
         let mut ct = body[SID_LEN + 8..].to_vec();
         let Ok(pt) = sess.key.open_in_place(nonce(1, ctr), Aad::from(&aad[..]), &mut ct) else {
-            return error(StatusCode::UNAUTHORIZED, "auth", "request not authenticated under this session");
+            return (error(StatusCode::UNAUTHORIZED, "auth", "request not authenticated under this session"), false);
         };
-        if sess.last.is_some_and(|l| ctr <= l) {
-            return error(StatusCode::UNAUTHORIZED, "replay", "request counter reused: replay refused");
+        let id = u64::from_le_bytes(pt[..8].try_into().unwrap());
+        if !sess.accept(ctr) {
+            return (error(StatusCode::UNAUTHORIZED, "replay", "request counter reused or too old: replay refused"), false);
         }
-        sess.last = Some(ctr);
-        sess.used = Instant::now();
-        u64::from_le_bytes(pt[..8].try_into().unwrap())
+        id
     };
     let store = st.store.clone();
     let n = store.manifest.n_blocks;
-    // an unknown id still costs one oblivious request (block 0), so it takes the clock's time
-    // like any other; the reply says "unknown" only inside the sealed body
-    let got = tokio::task::spawn_blocking(move || store.oram.read(if id < n { id } else { 0 })).await;
-    let b = st.store.manifest.block_size;
-    let mut out = vec![0u8; 1 + b];
-    match got {
-        Ok(Ok(d)) if id < n => out[1..].copy_from_slice(&d),
-        Ok(Ok(_)) => out[0] = STATUS_UNKNOWN,
-        Ok(Err(OramError::Tamper { region, index })) => {
-            out[0] = STATUS_INTEGRITY;
-            if st.cfg.log {
-                eprintln!("veil oram serve: block {id}: storage failed authentication (region {region}, slot {index})");
-            }
+    let b = store.manifest.block_size;
+    // The reply buffer is filled by the engine with the same copies whatever happens (see
+    // ProOram::read_into); only its first byte differs, and the whole of it is sealed. An
+    // unknown id still costs one oblivious request (block 0: a token holder may read it anyway),
+    // so it takes the clock's time like any other; "unknown" is said only inside the seal.
+    let got = tokio::task::spawn_blocking(move || {
+        let mut out = vec![0u8; 1 + b];
+        let r = store.oram.read_into(if id < n { id } else { 0 }, &mut out[1..]);
+        (out, r)
+    })
+    .await;
+    let (mut out, failure) = match got {
+        Ok((mut out, r)) => {
+            out[0] = match &r {
+                Ok(()) if id < n => STATUS_OK,
+                Ok(()) => STATUS_UNKNOWN,
+                Err(OramError::Tamper { .. }) => STATUS_INTEGRITY,
+                Err(_) => STATUS_STORAGE,
+            };
+            (out, r.err())
         }
-        Ok(Err(e)) => {
+        Err(_) => {
+            let mut out = vec![0u8; 1 + b];
             out[0] = STATUS_STORAGE;
-            if st.cfg.log {
-                eprintln!("veil oram serve: block {id}: {e}");
-            }
-        }
-        Err(_) => out[0] = STATUS_STORAGE,
-    }
-    let key = {
-        let s = st.sessions.lock().unwrap();
-        match s.get(&sid) {
-            Some(sess) => {
-                let aad = [b"rep".as_slice(), &sid, &ctr.to_be_bytes()].concat();
-                sess.key.seal_in_place_append_tag(nonce(2, ctr), Aad::from(&aad[..]), &mut out).map(|_| ())
-            }
-            None => Err(aws_lc_rs::error::Unspecified),
+            (out, Some(OramError::Io("request task failed".into())))
         }
     };
-    if key.is_err() {
-        return error(StatusCode::UNAUTHORIZED, "session", "unknown session: POST /session again");
+    let sealed = {
+        let s = st.sessions.lock().unwrap();
+        match s.map.get(&sid) {
+            Some(sess) => {
+                let aad = [b"rep".as_slice(), &sid, &ctr.to_be_bytes()].concat();
+                sess.key.seal_in_place_append_tag(nonce(2, ctr), Aad::from(&aad[..]), &mut out).is_ok()
+            }
+            None => false,
+        }
+    };
+    if let Some(e) = failure {
+        log_failure(st, id, e);
     }
-    Response::builder()
+    if !sealed {
+        return (error(StatusCode::UNAUTHORIZED, "session", "unknown session: POST /session again"), true);
+    }
+    let reply = Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "application/octet-stream")
         .header("cache-control", "no-store")
         .body(Full::new(Bytes::from(out)))
-        .unwrap()
+        .unwrap();
+    (reply, true)
+}
+
+/// Logs a failed request off the reply's path (a detached task: writing the line must not delay
+/// this reply more than any other). See `LogLevel` for what each level says.
+fn log_failure(st: &Arc<State>, id: u64, e: OramError) {
+    use std::sync::atomic::Ordering;
+    let line = match st.cfg.log {
+        LogLevel::Off => return,
+        LogLevel::Debug => format!("veil oram serve: debug: block {id}: {e}"),
+        LogLevel::Info => {
+            if st.logged_failure.swap(true, Ordering::Relaxed) {
+                return;
+            }
+            let what = if matches!(e, OramError::Tamper { .. }) { "storage failed authentication" } else { "storage error" };
+            format!("veil oram serve: {what}: the store was modified or damaged; affected requests get an integrity \
+                     error (further failures are not logged at this level: their times would tell which requests repeat)")
+        }
+    };
+    tokio::task::spawn_blocking(move || eprintln!("{line}"));
 }
 
 /// A running server: its address and the means to stop it.
@@ -380,26 +445,59 @@ pub struct Server {
 }
 
 /// Binds at once (a port in use or a bad host is a configuration error here, not later).
+/// The accept queue is the kernel's maximum (somaxconn) rather than std's 128: a burst of
+/// sockets that the admission step closes at once must not fill it and make a real client's SYN
+/// wait for its 1 s retransmission.
 fn bind(cfg: &ServeConfig) -> Result<std::net::TcpListener> {
-    let l = std::net::TcpListener::bind((cfg.host.as_str(), cfg.port))
-        .map_err(|e| OramError::Config(format!("cannot listen on {}:{}: {e}", cfg.host, cfg.port)))?;
+    use std::net::ToSocketAddrs;
+    let bad = |e: std::io::Error| OramError::Config(format!("cannot listen on {}:{}: {e}", cfg.host, cfg.port));
+    let addr = (cfg.host.as_str(), cfg.port).to_socket_addrs().map_err(bad)?.next().ok_or_else(|| {
+        OramError::Config(format!("cannot listen on {}:{}: no address", cfg.host, cfg.port))
+    })?;
+    let s = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None).map_err(bad)?;
+    s.set_reuse_address(true).map_err(bad)?;
+    s.bind(&addr.into()).map_err(bad)?;
+    s.listen(4096).map_err(bad)?;
+    let l: std::net::TcpListener = s.into();
     l.set_nonblocking(true)?;
     Ok(l)
 }
 
 fn state(store: Arc<Store>, cfg: ServeConfig) -> Result<(Arc<State>, Option<tokio_rustls::TlsAcceptor>)> {
-    if cfg.token.is_empty() {
-        return Err(OramError::Config("empty access token".into()));
+    check_token(&cfg.token)?;
+    if cfg.tls.is_none() && !is_loopback(&cfg.host) {
+        return Err(OramError::Config(format!(
+            "plaintext serving on {}: only on a loopback address (without TLS one observed handshake lets \
+             anyone test token guesses offline)",
+            cfg.host
+        )));
     }
     let tls = match &cfg.tls {
         Some((c, k)) => Some(tls_acceptor(c, k)?),
         None => None,
     };
-    let m = &store.manifest;
-    let info = serde_json::to_vec(&serde_json::json!({"n_blocks": m.n_blocks, "block_size": m.block_size, "files": m.files}))
-        .unwrap();
     let auth = auth_key(&cfg.token);
-    Ok((Arc::new(State { store, cfg, auth, sessions: Mutex::new(HashMap::new()), info }), tls))
+    let sessions = Mutex::new(Sessions::new(cfg.max_sessions));
+    let permits = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
+    let logged_failure = Default::default();
+    Ok((Arc::new(State { store, cfg, auth, sessions, permits, logged_failure }), tls))
+}
+
+/// Refuses a token shorter than MIN_TOKEN_CHARS.
+pub fn check_token(token: &str) -> Result<()> {
+    let n = token.chars().count();
+    if n < MIN_TOKEN_CHARS {
+        return Err(OramError::Config(format!(
+            "access token of {n} characters: at least {MIN_TOKEN_CHARS} required (128 bits as hex; \
+             'veil oram init' makes one)"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `host` names a loopback address (127.0.0.0/8, ::1 or "localhost").
+pub fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
 }
 
 async fn serve_on(
@@ -409,14 +507,12 @@ async fn serve_on(
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let listener = tokio::net::TcpListener::from_std(listener).expect("a non-blocking listener");
-    let permits = Arc::new(Semaphore::new(st.cfg.max_connections));
+    let admit = Admit::new(st.cfg.admit);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {
-        let permit = tokio::select! {
-            p = permits.clone().acquire_owned() => p.unwrap(),
-            _ = stop.changed() => break,
-        };
-        let (sock, _) = tokio::select! {
+        // Accepting never waits for a place: an unauthenticated socket takes one of the
+        // admission budget (or is closed at once), never one of the authenticated connections'.
+        let (sock, peer) = tokio::select! {
             a = listener.accept() => match a {
                 Ok(a) => a,
                 // out of descriptors and the like: wait a little rather than spin
@@ -424,16 +520,33 @@ async fn serve_on(
             },
             _ = stop.changed() => break,
         };
+        let ticket = match admit.admit(peer.ip()) {
+            Admission::Admit(t) => t,
+            Admission::Park(guard) => {
+                let park = admit.config().park;
+                tokio::spawn(async move {
+                    tokio::time::sleep(park).await;
+                    let _ = sock.set_zero_linger();
+                    drop((sock, guard));
+                });
+                continue;
+            }
+            Admission::Reset => {
+                // a reset rather than a FIN: no TIME_WAIT left behind per refused socket
+                let _ = sock.set_zero_linger();
+                continue;
+            }
+        };
         let _ = sock.set_nodelay(true);
         let mut io = tokio_io_timeout::TimeoutStream::new(sock);
         io.set_read_timeout(Some(st.cfg.idle_timeout));
         io.set_write_timeout(Some(st.cfg.idle_timeout));
-        let st2 = st.clone();
+        let (st2, t2) = (st.clone(), ticket.clone());
         let svc = hyper::service::service_fn(move |req| {
-            let st = st2.clone();
+            let (st, ticket) = (st2.clone(), t2.clone());
             async move {
                 let t = st.cfg.request_timeout;
-                Ok::<_, std::convert::Infallible>(match tokio::time::timeout(t, handle(st, req)).await {
+                Ok::<_, std::convert::Infallible>(match tokio::time::timeout(t, handle(st, ticket, req)).await {
                     Ok(r) => r,
                     Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "timeout", "request took too long"),
                 })
@@ -443,21 +556,38 @@ async fn serve_on(
         builder.timer(TokioTimer::new()).header_read_timeout(st.cfg.header_timeout).max_buf_size(16 * 1024);
         let watcher = graceful.watcher();
         let tls = tls.clone();
-        let hs_timeout = st.cfg.header_timeout;
+        let deadline = admit.config().deadline;
         tokio::spawn(async move {
-            let _permit = permit;
             let io = Box::pin(io);
             // connection errors (resets, broken pipes, timeouts) end that connection quietly
-            match tls {
-                None => {
-                    let _ = watcher.watch(builder.serve_connection(TokioIo::new(io), svc)).await;
-                }
-                Some(acc) => {
-                    if let Ok(Ok(s)) = tokio::time::timeout(hs_timeout, acc.accept(io)).await {
-                        let _ = watcher.watch(builder.serve_connection(TokioIo::new(s), svc)).await;
+            let conn = async move {
+                match tls {
+                    None => {
+                        let _ = watcher.watch(builder.serve_connection(TokioIo::new(io), svc)).await;
+                    }
+                    Some(acc) => {
+                        if let Ok(s) = acc.accept(io).await {
+                            let _ = watcher.watch(builder.serve_connection(TokioIo::new(s), svc)).await;
+                        }
                     }
                 }
+            };
+            // an unauthenticated connection ends at its deadline or when a newer one takes its
+            // place; an authenticated one only by the limits above
+            let guard = async {
+                tokio::select! {
+                    _ = ticket.evicted.notified() => {}
+                    _ = tokio::time::sleep(deadline) => {}
+                }
+                if ticket.is_authed() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            tokio::select! {
+                _ = conn => {}
+                _ = guard => {}
             }
+            ticket.done();
         });
     }
     drop(listener);
@@ -476,9 +606,10 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 impl Server {
     /// Starts serving on a thread of its own; `stop` (or drop) shuts it down.
     pub fn start(store: Arc<Store>, cfg: ServeConfig) -> Result<Server> {
-        let listener = bind(&cfg)?;
-        let addr = listener.local_addr()?;
+        // settings are checked before anything listens
         let (st, tls) = state(store, cfg)?;
+        let listener = bind(&st.cfg)?;
+        let addr = listener.local_addr()?;
         let rt = runtime()?;
         let (tx, rx) = tokio::sync::watch::channel(false);
         let thread = std::thread::Builder::new()
@@ -517,9 +648,9 @@ pub enum Stopped {
 /// Serves in the calling thread until SIGINT or SIGTERM, then shuts down gracefully (connections
 /// get up to 5 s to finish). `ready` is called with the bound address before the first accept.
 pub fn serve_until_signal(store: Arc<Store>, cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<Stopped> {
-    let listener = bind(&cfg)?;
-    let addr = listener.local_addr()?;
     let (st, tls) = state(store, cfg)?;
+    let listener = bind(&st.cfg)?;
+    let addr = listener.local_addr()?;
     let rt = runtime()?;
     rt.block_on(async move {
         use tokio::signal::unix::{signal, SignalKind};

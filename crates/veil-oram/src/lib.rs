@@ -16,6 +16,8 @@ pub mod plain;
 pub mod measure;
 pub mod service;
 pub mod http;
+pub mod admit;
+pub mod session;
 /// Re-exported so the bindings can serialise results without a dependency line of their own.
 pub use serde_json;
 pub mod redis;

@@ -173,6 +173,13 @@ struct Inner {
     period: u64,
     /// the plaintext of the slot read last
     slot: Vec<u8>,
+    /// Block-sized buffers that make every outcome of a request do the same work (`read_into`):
+    /// `stage` takes the copy a repeat makes where a first read fills the cache, `blank` stays
+    /// zero (the source of a failed block's reply) and `balance` takes the one zeroing pass a
+    /// failed authentication makes inside AES-GCM.
+    stage: Vec<u8>,
+    blank: Vec<u8>,
+    balance: Vec<u8>,
     shuffles_started: u64,
     /// Hand-overs that had to wait for the shuffle (the epochs built ahead were used up).
     late_handovers: u64,
@@ -320,6 +327,7 @@ impl ProOram {
         };
         let rng = rng_for(&cfg, 0x0BE1 ^ st.epoch.wrapping_mul(0x9E37_79B9));
         let slot = vec![0u8; storage.slot_size() - TAG_LEN];
+        let block_size = cfg.block_size;
         let buffers = shuffle::Buffers::default();
         let this = Self {
             storage,
@@ -349,6 +357,9 @@ impl ProOram {
                 ready: Default::default(),
                 epoch_t0: std::time::Instant::now(),
                 period: 0,
+                stage: vec![0u8; block_size],
+                blank: vec![0u8; block_size],
+                balance: vec![0u8; block_size],
                 slot,
                 shuffles_started: 0,
                 late_handovers: 0,
@@ -379,7 +390,21 @@ impl ProOram {
 
     /// Reads block `id` obliviously: exactly one slot of the current epoch is read.
     pub fn read(&self, id: u64) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; self.cfg.block_size];
+        self.read_into(id, &mut out)?;
+        Ok(out)
+    }
+
+    /// `read` into `out` (block-sized). Whatever the outcome (a first read, a repeat, a slot
+    /// that fails authentication, a repeat of such a block) the request does the same work: one
+    /// slot opened, one block-sized zeroing pass, one copy into a private buffer and one into
+    /// `out` (zeros when the block failed), so its time cannot tell the outcomes apart even when
+    /// the clock does not hide it (requests further apart than its period).
+    pub fn read_into(&self, id: u64, out: &mut [u8]) -> Result<()> {
         let n = self.geom.n_blocks;
+        if out.len() != self.cfg.block_size {
+            return Err(OramError::Config(format!("output of {} bytes for {}-byte blocks", out.len(), self.cfg.block_size)));
+        }
         if id >= n {
             return Err(OramError::UnknownBlock { id, n_blocks: n });
         }
@@ -427,28 +452,31 @@ impl ProOram {
             Ok(())
         })?;
         inner.used += 1;
-        let b = self.cfg.block_size;
-        let out = match (cached, opened) {
-            (false, Ok(())) => {
-                let k = inner.slab_used;
-                inner.slab_used += 1;
-                if inner.slab.len() <= k {
-                    inner.slab.push(vec![0u8; b]);
-                }
-                inner.slab[k].copy_from_slice(&inner.slot[..b]);
-                inner.cache.insert(id, Some(k));
-                inner.peak_cached = inner.peak_cached.max(inner.slab_used as u64);
-                Ok(inner.slot[..b].to_vec())
+        if opened.is_ok() {
+            // AES-GCM zeroes its output on a mismatch: the same pass here when it did not
+            std::hint::black_box(&mut inner.balance[..]).fill(0);
+        }
+        let tamper = OramError::Tamper { region, index: inner.epoch.pos[id as usize] as u64 };
+        let result = if cached {
+            let (src, ok) = match (opened.is_ok(), inner.cache[&id]) {
+                (true, Some(k)) => (&inner.slab[k], true),
+                _ => (&inner.blank, false),
+            };
+            inner.stage.copy_from_slice(src);
+            out.copy_from_slice(&inner.stage);
+            if ok { Ok(()) } else { Err(tamper) }
+        } else {
+            // a failed slot was zeroed by AES-GCM: its cache entry holds zeros, marked failed
+            let k = inner.slab_used;
+            inner.slab_used += 1;
+            if inner.slab.len() <= k {
+                inner.slab.push(vec![0u8; self.cfg.block_size]);
             }
-            (false, Err(e)) => {
-                inner.cache.insert(id, None);
-                Err(e)
-            }
-            (true, Err(e)) => Err(e),
-            (true, Ok(())) => match inner.cache[&id] {
-                Some(k) => Ok(inner.slab[k].clone()),
-                None => Err(OramError::Tamper { region, index: inner.epoch.pos[id as usize] as u64 }),
-            },
+            inner.slab[k].copy_from_slice(&inner.slot[..self.cfg.block_size]);
+            out.copy_from_slice(&inner.slab[k]);
+            inner.cache.insert(id, opened.is_ok().then_some(k));
+            inner.peak_cached = inner.peak_cached.max(inner.slab_used as u64);
+            opened
         };
         if g.used == t {
             // the new epoch's clock runs on from this request's due time; on failure the next
@@ -463,7 +491,7 @@ impl ProOram {
         if self.cfg.pace {
             sleep_until(due);
         }
-        out
+        result
     }
 
     fn start_shuffle(&self, g: &mut Inner) {
@@ -715,6 +743,11 @@ impl ProOram {
             epochs_ready: g.ready.len() as u64,
             late_handovers: g.late_handovers,
         }
+    }
+
+    /// The number of the epoch being served (it only grows, across restarts too).
+    pub fn epoch(&self) -> u64 {
+        self.inner.lock().unwrap().epoch.number
     }
 
     /// Test hook (the adversary does not know it): the slot that holds block `id` now.

@@ -6,7 +6,8 @@ use pyo3::types::PyBytes;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use veil_oram::http::{ServeConfig, Server, Stopped};
+use veil_oram::admit::AdmitConfig;
+use veil_oram::http::{LogLevel, ServeConfig, Server, Stopped};
 use veil_oram::service::{Source, Store};
 use veil_oram::OramError;
 
@@ -40,14 +41,27 @@ fn serve_config(
     link_mbps: f64,
     latency_ms: f64,
     limits: Option<(usize, usize, f64, f64, f64, f64)>,
-    log: bool,
+    log: &str,
+    admit: Option<(usize, usize, f64)>,
+    max_sessions: Option<usize>,
 ) -> PyResult<ServeConfig> {
     let mut c = ServeConfig::new(token);
     c.host = host;
     c.port = port;
     c.link_mbps = link_mbps;
     c.latency_ms = latency_ms;
-    c.log = log;
+    c.log = match log {
+        "off" => LogLevel::Off,
+        "info" => LogLevel::Info,
+        "debug" => LogLevel::Debug,
+        other => return Err(PyValueError::new_err(format!("log level {other:?}: one of off, info, debug"))),
+    };
+    if let Some((budget, per_addr, deadline)) = admit {
+        c.admit = AdmitConfig { budget, per_addr, deadline: Duration::from_secs_f64(deadline.max(0.001)), ..AdmitConfig::default() };
+    }
+    if let Some(m) = max_sessions {
+        c.max_sessions = m.max(1);
+    }
     if let Some(d) = tls_dir {
         c.tls = Some(veil_oram::http::tls_files(&d).ok_or_else(|| {
             PyValueError::new_err(format!("{}: no tls.crt and tls.key (made by 'veil oram init')", d.display()))
@@ -117,9 +131,10 @@ impl PyStore {
     }
 
     /// Serves this store on a thread of its own (tests, embedding); see veil_oram::http.
-    /// `limits`: (max connections, max body bytes, header, idle, body, request timeouts in s).
+    /// `limits`: (max connections, max body bytes, header, idle, body, request timeouts in s);
+    /// `admit`: (unauthenticated connections in all, per address, seconds to authenticate).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (token, host="127.0.0.1".to_string(), port=0, tls_dir=None, link_mbps=0.0, latency_ms=0.0, limits=None, log=true))]
+    #[pyo3(signature = (token, host="127.0.0.1".to_string(), port=0, tls_dir=None, link_mbps=0.0, latency_ms=0.0, limits=None, log="info", admit=None, max_sessions=None))]
     fn serve(
         &self,
         py: Python<'_>,
@@ -130,9 +145,11 @@ impl PyStore {
         link_mbps: f64,
         latency_ms: f64,
         limits: Option<(usize, usize, f64, f64, f64, f64)>,
-        log: bool,
+        log: &str,
+        admit: Option<(usize, usize, f64)>,
+        max_sessions: Option<usize>,
     ) -> PyResult<PyServer> {
-        let cfg = serve_config(token, host, port, tls_dir, link_mbps, latency_ms, limits, log)?;
+        let cfg = serve_config(token, host, port, tls_dir, link_mbps, latency_ms, limits, log, admit, max_sessions)?;
         let store = self.inner.clone();
         let srv = py.allow_threads(move || Server::start(store, cfg)).map_err(to_py)?;
         let a = srv.addr();
@@ -142,7 +159,7 @@ impl PyStore {
     /// Serves until SIGINT or SIGTERM (`veil oram serve`); calls `ready(host, port)` once
     /// listening. Returns "interrupt" or "terminate".
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (token, ready, host="127.0.0.1".to_string(), port=0, tls_dir=None, link_mbps=0.0, latency_ms=0.0))]
+    #[pyo3(signature = (token, ready, host="127.0.0.1".to_string(), port=0, tls_dir=None, link_mbps=0.0, latency_ms=0.0, log="info"))]
     fn serve_until_signal(
         &self,
         py: Python<'_>,
@@ -153,8 +170,9 @@ impl PyStore {
         tls_dir: Option<PathBuf>,
         link_mbps: f64,
         latency_ms: f64,
+        log: &str,
     ) -> PyResult<&'static str> {
-        let cfg = serve_config(token, host, port, tls_dir, link_mbps, latency_ms, None, true)?;
+        let cfg = serve_config(token, host, port, tls_dir, link_mbps, latency_ms, None, log, None, None)?;
         let store = self.inner.clone();
         let how = py
             .allow_threads(move || {

@@ -88,7 +88,18 @@ def cmd_init(args) -> int:
     key_file = find_key_file(args.key_file)
     if key_file and Path(key_file).exists():
         raise ConfigError(f"--key-file {key_file}: already exists (init makes a new key)")
+    if args.token_file and Path(args.token_file).exists():
+        raise ConfigError(f"--token-file {args.token_file}: already exists (init makes a new token)")
+    if args.token_file and not Path(args.token_file).parent.is_dir():
+        raise ConfigError(f"--token-file {args.token_file}: no such directory {Path(args.token_file).parent}")
+    tls_dir = Path(args.tls_dir) if args.tls_dir else data
+    if args.tls_dir:
+        if not tls_dir.is_dir():
+            raise ConfigError(f"--tls-dir {tls_dir}: no such directory")
+        if any((tls_dir / f).exists() for f in ("tls.crt", "tls.key", "tls.fingerprint")):
+            raise ConfigError(f"--tls-dir {tls_dir}: already holds a TLS identity")
     existed = data.exists()
+    made_tls = False
     try:
         if args.blocks is not None:
             store = _native_call(native().Store.init, str(data), bs, n_blocks=args.blocks, seed=args.seed,
@@ -96,8 +107,9 @@ def cmd_init(args) -> int:
         else:
             store = _native_call(native().Store.init, str(data), bs, files=[str(Path(f)) for f in args.files],
                                  threads=args.threads, redis=args.redis, key_file=key_file)
-        make_token(data)
-        fp = _native_call(native().make_tls_identity, str(data))
+        make_token(data, args.token_file)
+        made_tls = True
+        fp = _native_call(native().make_tls_identity, str(tls_dir))
     except BaseException:
         # a failed init leaves nothing behind: not the directory, not a key elsewhere
         if existed:
@@ -107,18 +119,25 @@ def cmd_init(args) -> int:
             shutil.rmtree(data, ignore_errors=True)
         if key_file:
             Path(key_file).unlink(missing_ok=True)
+        if args.token_file and made_tls:
+            Path(args.token_file).unlink(missing_ok=True)
+        if args.tls_dir:
+            for f in ("tls.crt", "tls.key", "tls.fingerprint"):
+                (tls_dir / f).unlink(missing_ok=True)
         raise
     import json
 
     m = json.loads(store.manifest())
     print(f"initialised {data}: {m['n_blocks']} blocks of {bs} bytes"
           + (f" from {len(m['files'])} files" if m["files"] else " (synthetic)")
-          + f"; client token in {data / 'client.token'}; certificate SHA-256 {fp}")
+          + f"; client token in {args.token_file or data / 'client.token'}; TLS key in {tls_dir / 'tls.key'};"
+          + f" certificate SHA-256 {fp}")
     return 0
 
 
 def cmd_serve(args) -> int:
     from veil.oram.engine import native
+    from veil.oram.client import is_loopback
     from veil.oram.server import find_key_file, find_token, read_fingerprint
 
     data = Path(args.data_dir)
@@ -127,14 +146,24 @@ def cmd_serve(args) -> int:
     if not data.is_dir():
         raise ConfigError(f"{data}: no such data directory (create one with 'veil oram init')")
     token = find_token(args.token_file, data)
+    if args.log_level == "debug" and not args.unsafe_debug_log:
+        raise ConfigError("--log-level debug logs the block id and slot of every failed storage check, which tells "
+                          "whoever reads the log which blocks are asked for: add --unsafe-debug-log to accept that")
+    if args.log_level == "debug":
+        print("warning: --unsafe-debug-log: the log names requested blocks and their slots; keep it private",
+              file=sys.stderr, flush=True)
     tls_dir = None
     scheme, note = "http", ""
+    if args.insecure_plaintext and not is_loopback(args.host):
+        raise ConfigError(f"--insecure-plaintext on --host {args.host}: only on a loopback address (without TLS one "
+                          "observed handshake lets anyone test token guesses offline)")
+    tls_home = Path(args.tls_dir) if args.tls_dir else data
     if args.insecure_plaintext:
         print("warning: --insecure-plaintext: replies are sealed and the token never sent, but block ids'"
               " timing, sizes and the session handshake travel without TLS", file=sys.stderr, flush=True)
     else:
-        tls_dir = str(data)
-        scheme, note = "https", f" (certificate SHA-256 {read_fingerprint(data)})"
+        tls_dir = str(tls_home)
+        scheme, note = "https", f" (certificate SHA-256 {read_fingerprint(tls_home)})"
     store = _native_call(native().Store.open, str(data), threads=args.threads,
                          key_file=find_key_file(args.key_file))
 
@@ -142,7 +171,7 @@ def cmd_serve(args) -> int:
         print(f"serving {data} on {scheme}://{host}:{port}{note}", flush=True)
 
     how = _native_call(store.serve_until_signal, token, ready, host=args.host, port=args.port, tls_dir=tls_dir,
-                       link_mbps=args.link_mbps, latency_ms=args.latency_ms)
+                       link_mbps=args.link_mbps, latency_ms=args.latency_ms, log=args.log_level)
     if how == "interrupt":
         raise KeyboardInterrupt
     print("stopped (SIGTERM)", flush=True)
@@ -164,7 +193,8 @@ def cmd_get(args) -> int:
     fp = args.fingerprint
     if fp is None and args.data_dir is not None and args.url.startswith("https:"):
         fp = read_fingerprint(args.data_dir)
-    c = OramClient(args.url, token, fingerprint=fp, insecure_plaintext=args.insecure_plaintext)
+    c = OramClient(args.url, token, fingerprint=fp, insecure_plaintext=args.insecure_plaintext,
+                   epoch_file=args.epoch_file)
     try:
         data = c.get_file(args.file) if args.file is not None else c.get(args.id)
     finally:
@@ -191,6 +221,9 @@ def add_cli(subparsers) -> None:
     s.add_argument("--seed", type=int, default=0, help="seed of the synthetic contents")
     s.add_argument("--threads", type=int, default=0, help="shuffle threads (0: one per core)")
     s.add_argument("--key-file", help=key_help)
+    s.add_argument("--token-file", help="write the access token here (must not exist) instead of DATA_DIR/client.token")
+    s.add_argument("--tls-dir", help="write tls.crt, tls.key and tls.fingerprint into this existing directory "
+                   "instead of DATA_DIR")
     s.add_argument("--redis", metavar="HOST:PORT",
                    help="keep the untrusted slots in this Redis server instead of DATA_DIR")
     s.set_defaults(handler=cmd_init)
@@ -201,7 +234,13 @@ def add_cli(subparsers) -> None:
     s.add_argument("--port", type=int, default=8470)
     s.add_argument("--token-file", help="access token file (default $VEIL_ORAM_TOKEN or DATA_DIR/client.token)")
     s.add_argument("--key-file", help=key_help)
-    s.add_argument("--insecure-plaintext", action="store_true", help="serve plain HTTP instead of TLS (warns)")
+    s.add_argument("--tls-dir", help="where tls.crt and tls.key are (default DATA_DIR; see 'init --tls-dir')")
+    s.add_argument("--insecure-plaintext", action="store_true",
+                   help="serve plain HTTP instead of TLS, on a loopback address only (warns)")
+    s.add_argument("--log-level", choices=("off", "info", "debug"), default="info",
+                   help="info (default) names no block, slot or position; debug does and needs --unsafe-debug-log")
+    s.add_argument("--unsafe-debug-log", action="store_true",
+                   help="accept that --log-level debug reveals which blocks are requested (warns)")
     s.add_argument("--threads", type=int, default=0, help="shuffle threads (0: one per core)")
     s.add_argument("--link-mbps", type=float, default=0.0, help="emulate a link of this bandwidth (0: off)")
     s.add_argument("--latency-ms", type=float, default=0.0, help="emulated one-way latency per reply")
@@ -216,6 +255,8 @@ def add_cli(subparsers) -> None:
     s.add_argument("--data-dir", help="read the token and fingerprint from this store's directory")
     s.add_argument("--insecure-plaintext", action="store_true", help="allow an http:// URL")
     s.add_argument("--out", help="write here instead of stdout")
+    s.add_argument("--epoch-file", help="keep the highest store epoch seen here; refuse a store behind it "
+                   "(a rolled-back copy)")
     s.set_defaults(handler=cmd_get)
 
     def no_action(args) -> int:

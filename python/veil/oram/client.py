@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import ipaddress
 import json
+import os
 import ssl
 import urllib.parse
+from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
 
 from veil.core import ConfigError, VeilError
-from veil.oram.protocol import (MAX_ID, STATUS_INTEGRITY, STATUS_OK, STATUS_UNKNOWN, Handshake, open_reply,
-                                read_request)
+from veil.oram.protocol import (MAX_ID, MIN_TOKEN_CHARS, STATUS_INTEGRITY, STATUS_OK, STATUS_UNKNOWN, Handshake,
+                                open_reply, read_request)
+
+#: Attempts at one read whose reply was cut (reset, closed, timed out) before it arrived.
+READ_ATTEMPTS = 3
 
 
 class OramClientError(VeilError):
@@ -22,6 +28,50 @@ class OramClientError(VeilError):
 
 class OramRequestError(ConfigError):
     """The server refused the request as bad input (unknown block, wrong token, malformed)."""
+
+
+class _Cut(OramClientError):
+    """The connection failed before a reply arrived (the request may or may not have been served)."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token(token: str) -> None:
+    if len(token) < MIN_TOKEN_CHARS:
+        raise OramRequestError(f"access token of {len(token)} characters: at least {MIN_TOKEN_CHARS} required "
+                               "(128 bits as hex; 'veil oram init' makes one)")
+
+
+class EpochFile:
+    """The highest store epoch this client has seen, kept in a file (mode 0600) across runs: a
+    server whose store is older (a rolled-back copy) is refused."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+
+    def read(self) -> int:
+        try:
+            return int(self.path.read_text().strip() or 0)
+        except FileNotFoundError:
+            return 0
+        except (OSError, ValueError) as e:
+            raise OramRequestError(f"epoch file {self.path}: unreadable ({e})") from None
+
+    def write(self, epoch: int) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{epoch}\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
 
 
 def normalise_fingerprint(fp: str) -> str:
@@ -33,19 +83,23 @@ def normalise_fingerprint(fp: str) -> str:
 
 class OramClient:
     """`url` is https://HOST:PORT with `fingerprint` (the SHA-256 of the server's certificate,
-    printed by `veil oram init`), or http://HOST:PORT with insecure_plaintext=True."""
+    printed by `veil oram init`), or http://HOST:PORT on a loopback address with
+    insecure_plaintext=True. `epoch_file`: where the highest store epoch seen is kept, so that a
+    store rolled back behind it is refused across runs (within one client it is always checked)."""
 
     def __init__(self, url: str, token: str, *, fingerprint: str | None = None, insecure_plaintext: bool = False,
-                 timeout: float = 60.0):
+                 timeout: float = 60.0, epoch_file: str | os.PathLike | None = None):
         u = urllib.parse.urlparse(url)
         if u.scheme not in ("https", "http") or not u.hostname:
             raise OramRequestError(f"server URL {url!r}: expected https://HOST:PORT")
         if u.scheme == "http" and not insecure_plaintext:
             raise OramRequestError(f"server URL {url!r}: plain http needs --insecure-plaintext")
+        if u.scheme == "http" and not is_loopback(u.hostname):
+            raise OramRequestError(f"server URL {url!r}: plain http only to a loopback address (without TLS one "
+                                   "observed handshake lets anyone test token guesses offline)")
         if u.scheme == "https" and not fingerprint:
             raise OramRequestError("https needs the server's certificate fingerprint (--fingerprint or --data-dir)")
-        if not token:
-            raise OramRequestError("empty access token")
+        check_token(token)
         try:
             port = u.port or (443 if u.scheme == "https" else 80)
         except ValueError:
@@ -56,6 +110,9 @@ class OramClient:
         self.conn: http.client.HTTPConnection | None = None
         self.counter = 0
         self.sessions_opened = 0
+        self.retries = 0
+        self.epoch_file = EpochFile(epoch_file) if epoch_file is not None else None
+        self.highest_epoch = self.epoch_file.read() if self.epoch_file else 0
         try:
             self._handshake()
         except BaseException:
@@ -83,7 +140,9 @@ class OramClient:
                                   f"{self.fingerprint}: refusing to talk to it")
         return c
 
-    def _post(self, path: str, body: bytes) -> tuple[int, bytes]:
+    def _post(self, path: str, body: bytes, *, resend: bool = True) -> tuple[int, bytes]:
+        """One request; with `resend` it goes again once on a fresh connection if the first
+        failed (a kept-alive connection the server had closed). Without, a failure raises _Cut."""
         for attempt in (0, 1):
             try:
                 if self.conn is None:
@@ -98,6 +157,8 @@ class OramClient:
                 raise
             except (ConnectionError, http.client.HTTPException, OSError) as e:
                 self.close()
+                if not resend:
+                    raise _Cut(f"{self.host}:{self.port}: {e or type(e).__name__}") from None
                 if attempt:
                     raise OramClientError(f"{self.host}:{self.port}: {e or type(e).__name__}") from None
         raise AssertionError("unreachable")
@@ -120,43 +181,83 @@ class OramClient:
 
     # -- protocol -----------------------------------------------------------------------------
     def _handshake(self) -> None:
-        hs = Handshake(self._hs_token)
-        status, data = self._post("/session", hs.hello())
+        for attempt in range(READ_ATTEMPTS):
+            # a fresh ephemeral key each try: the server refuses a hello it has seen (a replay)
+            hs = Handshake(self._hs_token)
+            try:
+                status, data = self._post("/session", hs.hello(), resend=False)
+                reply = json.loads(data) if status == 200 else None
+                break
+            except ValueError:
+                self.close()  # a 200 whose JSON is cut short: the connection broke mid-reply
+                if attempt == READ_ATTEMPTS - 1:
+                    raise OramClientError(f"{self.host}:{self.port}: session reply cut short") from None
+            except _Cut:
+                if attempt == READ_ATTEMPTS - 1:
+                    raise
         if status != 200:
             raise self._fail("/session", status, data)
         try:
-            self.sid, self.key, info = hs.finish(json.loads(data))
+            self.sid, self.key, info = hs.finish(reply)
         except (ValueError, KeyError, TypeError, InvalidTag) as e:
             raise OramClientError(f"session handshake failed: {e or type(e).__name__}") from None
         self.n_blocks, self.block_size, self.files = info["n_blocks"], info["block_size"], info["files"]
+        epoch = int(info.get("epoch", 0))
+        if epoch < self.highest_epoch:
+            self.close()
+            raise OramClientError(f"the server's store is at epoch {epoch}, behind epoch {self.highest_epoch} "
+                                  "already seen: a rolled-back copy, refused")
+        self.highest_epoch = epoch
+        if self.epoch_file is not None:
+            self.epoch_file.write(epoch)
         self.counter = 0
         self.sessions_opened += 1
 
     def get(self, block_id: int) -> bytes:
         if not 0 <= block_id <= MAX_ID:
             raise OramRequestError(f"block id {block_id}: must be in 0..2^64-1")
-        for attempt in (0, 1):
+        status, data, ctr = self._read(block_id)
+        if status != 200:
+            raise self._fail("/read", status, data)
+        try:
+            st, block = open_reply(self.key, self.sid, ctr, data)
+        except InvalidTag:
+            raise OramClientError(f"reply for block {block_id} fails authentication") from None
+        if st == STATUS_OK:
+            return block
+        if st == STATUS_UNKNOWN:
+            raise OramRequestError(f"unknown block id {block_id}: the store holds blocks 0..{self.n_blocks}")
+        if st == STATUS_INTEGRITY:
+            raise OramClientError(f"block {block_id}: integrity check failed: the server's storage was modified")
+        raise OramClientError(f"block {block_id}: storage failure on the server")
+
+    def _read(self, block_id: int) -> tuple[int, bytes, int]:
+        """(HTTP status, body, counter) of one read, retried on a cut reply and re-keyed once if
+        the server no longer knows the session."""
+        new_session, cuts = False, 0
+        while True:
+            # every attempt has a fresh counter: the server may have served (and counted) the
+            # one whose reply was cut, and it accepts each counter once
             self.counter += 1
             ctr = self.counter
-            status, data = self._post("/read", read_request(self.key, self.sid, ctr, block_id))
-            if status == 401 and self._code(data) == "session" and not attempt:
+            try:
+                status, data = self._post("/read", read_request(self.key, self.sid, ctr, block_id), resend=False)
+                if status == 200 and len(data) != 1 + self.block_size + 16:
+                    # every reply has this one size: a shorter one was cut on the way
+                    self.close()
+                    raise _Cut(f"{self.host}:{self.port}: reply of {len(data)} bytes cut short")
+            except _Cut as e:
+                cuts += 1
+                self.retries += 1
+                if cuts >= READ_ATTEMPTS:
+                    raise OramClientError(f"{e} ({cuts} attempts)") from None
+                continue
+            if status == 401 and self._code(data) == "session" and not new_session:
                 # the server restarted (or dropped this session): a new key exchange, then again
+                new_session = True
                 self._handshake()
                 continue
-            if status != 200:
-                raise self._fail("/read", status, data)
-            try:
-                st, block = open_reply(self.key, self.sid, ctr, data)
-            except InvalidTag:
-                raise OramClientError(f"reply for block {block_id} fails authentication") from None
-            if st == STATUS_OK:
-                return block
-            if st == STATUS_UNKNOWN:
-                raise OramRequestError(f"unknown block id {block_id}: the store holds blocks 0..{self.n_blocks}")
-            if st == STATUS_INTEGRITY:
-                raise OramClientError(f"block {block_id}: integrity check failed: the server's storage was modified")
-            raise OramClientError(f"block {block_id}: storage failure on the server")
-        raise AssertionError("unreachable")
+            return status, data, ctr
 
     def manifest(self) -> dict:
         return {"n_blocks": self.n_blocks, "block_size": self.block_size, "files": self.files}

@@ -23,6 +23,8 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 PROTOCOL = "veil-oram/1"
+#: Shortest access token either side accepts (128 bits as hex digits).
+MIN_TOKEN_CHARS = 32
 SID_LEN = 16
 MAX_ID = (1 << 64) - 1
 STATUS_OK, STATUS_UNKNOWN, STATUS_INTEGRITY, STATUS_STORAGE = 0, 1, 2, 3
