@@ -89,7 +89,7 @@ class MemSysConfig(ExperimentConfig):
     placement: list[int] = Field([], description="module of each CPU (empty: spread evenly)")
     mshrs: int = Field(16, ge=1, description="outstanding misses per core")
     rob: int = Field(128, ge=1, description="reorder buffer: instructions a core runs past its oldest load miss")
-    issue_width: float = Field(4.0, gt=0, description="core issue width")
+    issue_width: float = Field(4.0, gt=0, description="instructions the core dispatches per cycle between misses")
     ipc: float = Field(2.0, gt=0, description="instructions per core cycle between misses")
     cpu_ghz: float = Field(2.0, gt=0, description="core clock")
     # workload
@@ -199,7 +199,7 @@ MEMSYS_RESULTS = {
     "cpu_injection_utilisation": ("", "mean busy fraction of the CPUs' injection channels alone (the paper's "
                                       "injection bandwidth)"),
     "network_utilisation": ("", "mean busy fraction of the router-to-router channels"),
-    "avg_read_latency": ("cycles", "mean read latency, request issue to response arrival"),
+    "avg_read_latency": ("cycles", "mean read latency, from sending the request to the response arriving"),
     "max_read_latency": ("cycles", "largest read latency"),
     "avg_network_latency": ("cycles", "mean packet latency in the network"),
     "avg_hops": ("hops", "mean router hops per packet"),

@@ -47,7 +47,8 @@ REPS = 10
 # multiply instructions issue in 1 cycle, MOV and ADD-immediate dual-issue (1/2 cycle); MUL and
 # the long multiplies have a 3-cycle result latency. Single issue: 1 cycle an instruction. The
 # bracket: every ALU instruction dual-issued (low) to every multiply's latency exposed (high).
-CPI_SOURCE = "Hardwarebug, 'Cortex-A7 instruction cycle timings' (2014): issue 1 cycle (MOV/ADD-imm 1/2), multiply latency 3"
+CPI_SOURCE = ("Hardwarebug, 'Cortex-A7 instruction cycle timings' (2014): one instruction per cycle (MOV/ADD-imm "
+              "1/2), multiply latency 3")
 MUL_LATENCY = 3
 
 
