@@ -255,3 +255,101 @@ def test_a_big_sweep_shows_progress_while_it_validates(veil_cli, files):
     frames = r.err.replace("\r", "\n").splitlines()
     assert any(f.startswith("validating:") and "/12.0k" in f.replace("12000", "12.0k") for f in frames), r.err[-500:]
     assert frames[-1].startswith("veil: error: big.toml: point 11999 (seed=-1): seed:")
+
+
+# Issue 29: hostile inputs that used to be internal errors (exit 1), serde messages without a
+# field, or accepted nonsense. One test per class; each case must be one line, exit 2, naming the
+# flag or field.
+ENCLAVE = 'experiment = "enclave.server"\nrequests = 8\n'
+MEMSYS = 'experiment = "memnet.memsys"\nrequests_per_cpu = 10\n'
+MEMCRYPT = 'experiment = "memcrypt.run"\nworkload = "synthetic-pointer"\n'
+
+
+@pytest.fixture
+def systems(files):
+    write(files / "e.toml", ENCLAVE)
+    write(files / "ms.toml", MEMSYS)
+    write(files / "mc.toml", MEMCRYPT)
+    write(files / "shift.toml", MEMNET + 'traffic = "shift"\n')
+    return files
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["trace", "run", "mcf", "--out", "/proc/x.vtr"], ["--out /proc/x.vtr", "not writable"]),
+    (["trace", "stats", "--top", "-3", "nosuch.vtr"], ["--top -3: must be in 1.."]),
+    (["oram", "init", "d", "--block-size", "inf", "--blocks", "4"], ["--block-size inf: must be a finite number"]),
+    (["oram", "init", "d", "--block-size", "1e30", "--blocks", "4"], ["--block-size 1e30: must be a finite number"]),
+    (["oram", "init", "d", "--block-size", "4096", "--blocks", "4", "--redis", "nohost:notaport"],
+     ["--redis nohost:notaport: expected HOST:PORT"]),
+])
+def test_bad_flags_are_one_line_exit_2_before_any_work(veil_cli, systems, args, needles):
+    one_line_error(veil_cli(*args), *needles)
+    assert not (systems / "d").exists()
+
+
+@pytest.mark.parametrize("config, override, needles", [
+    ("ms.toml", "gb=1000000000000", ["gb:", "less than or equal to"]),
+    ("ms.toml", "hot_modules=[-1]", ["hot_modules.0:", "greater than or equal to 0"]),
+    ("ms.toml", "secure.hot_modules=[-1]", ["secure.hot_modules.0:"]),
+])
+def test_out_of_range_integers_name_the_field(veil_cli, systems, config, override, needles):
+    one_line_error(veil_cli("run", config, override), *needles)
+
+
+def test_a_native_serde_error_names_the_field_it_points_at():
+    import json as _json
+
+    from veil.core.config import name_serde_error
+
+    text = _json.dumps({"module": {"layers": 4, "gb": 10**12}, "workload": {"hot_modules": [1, -1]}})
+    col = text.index("-1") + 2
+    assert name_serde_error(f"invalid value: integer `-1`, expected u64 at line 1 column {col}", text) == \
+        "workload.hot_modules[1]: invalid value: integer `-1`, expected u64"
+    col = text.index(str(10**12)) + 13
+    assert name_serde_error(f"expected u32 at line 1 column {col}", text) == "module.gb: expected u32"
+    assert name_serde_error("no position here", text) == "no position here"
+
+
+@pytest.mark.parametrize("config, override, needles", [
+    ("m.toml", "histogram=1", ["histogram: expected true or false, got 1"]),
+    ("mc.toml", "encryption=yes", ["encryption: expected true or false, got 'yes'"]),
+    ("c.toml", 'seed="on"', ["seed:"]),
+])
+def test_a_flag_takes_only_true_or_false(veil_cli, systems, config, override, needles):
+    one_line_error(veil_cli("run", config, override), *needles)
+
+
+@pytest.mark.parametrize("config, override, needles", [
+    ("e.toml", "cores_per_sse=3", ["cores_per_sse (3) must divide tiles (64)"]),
+    ("shift.toml", "shift=1000000", ["shift: 1000000 must be below the number of nodes (64)"]),
+    ("mc.toml", "cpu_mem_ratio=1e300", ["cpu_mem_ratio:", "less than or equal to 1000"]),
+    ("ms.toml", "hot_modules=[999]", ["hot_modules: module(s) [999] do not exist (the network has 64 modules"]),
+    ("ms.toml", "hot_modules=[]", ["hot_modules: the hotspot workload needs at least one hot module"]),
+    ("ms.toml", "secure.hot_modules=[64]", ["secure.hot_modules: module(s) [64] do not exist"]),
+    ("ms.toml", "address_space=1", ["address_space: 1 bytes is less than one 64-byte line per module"]),
+])
+def test_relations_between_fields_are_checked_before_the_run(veil_cli, systems, config, override, needles):
+    if "hot_modules=[" in override and not override.startswith("secure"):
+        override = [override, "workload=hotspot"]
+    else:
+        override = [override]
+    r = veil_cli("run", config, *override)
+    one_line_error(r, *needles)
+    assert "computed" not in r.out and r.out == ""
+
+
+def test_relations_hold_where_the_values_are_sound(veil_cli, systems):
+    assert veil_cli("run", "e.toml", "cores_per_sse=4", "--no-progress").rc == 0
+    assert veil_cli("run", "e.toml", "cores_per_sse=3", "sses=21", "--no-progress").rc == 0
+    for topo in (["topology=mesh", "routing=dor", "k=4", "hot_modules=[15]"], ["topology=flatfly", "routing=min", "k=3", "hot_modules=[8]"]):
+        r = veil_cli("run", "ms.toml", "workload=hotspot", "cpus=4", *topo, "--no-progress")
+        assert r.rc == 0, r.err
+    assert veil_cli("run", "shift.toml", "shift=63", "measure_cycles=100").rc == 0
+
+
+def test_a_sweep_with_a_repeated_point_is_refused(veil_cli, files):
+    write(files / "dup.toml", 'experiment = "crypto.pad_randomness"\n[base]\nnbytes = 4096\n[grid]\nseed = [1, 2, 1]\n')
+    one_line_error(veil_cli("sweep", "dup.toml"), "point 2 (seed=1) is the same config as point 0")
+    write(files / "dup2.toml", 'experiment = "crypto.pad_randomness"\n[base]\nseed = 3\n[grid]\nnbytes = [4096]\n'
+                               '[zip]\nseed = [3, 3]\n')
+    one_line_error(veil_cli("sweep", "dup2.toml"), "point 1 (nbytes=4096, seed=3) is the same config as point 0")

@@ -82,7 +82,21 @@ def spec_from_data(data: dict[str, Any], where: str, progress: bool = False) -> 
                 bar.update(1000)
     finally:
         bar.close()
+    _refuse_duplicates(experiment, configs, rows, where)
     return SweepSpec(experiment, configs, str(data.get("name", Path(where).stem)))
+
+
+def _refuse_duplicates(experiment: str, configs: list[ExperimentConfig], rows: list[dict[str, Any]],
+                       where: str) -> None:
+    """Two points with one config would run once and be counted twice: a repeated value in a
+    list, or a grid key that the zip also sets."""
+    seen: dict[str, int] = {}
+    for i, cfg in enumerate(configs):
+        j = seen.setdefault(config_hash(experiment, cfg), i)
+        if j != i:
+            label = ", ".join(f"{k}={v}" for k, v in rows[i].items()) or "(no keys)"
+            raise ConfigError(f"{where}: point {i} ({label}) is the same config as point {j}: "
+                              f"remove the repeated value")
 
 
 def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -86,6 +86,8 @@ def cmd_run(args) -> int:
 def cmd_stats(args) -> int:
     from .stats import trace_stats
 
+    if not 1 <= args.top <= 1 << 20:
+        raise ConfigError(f"--top {args.top}: must be in 1..1048576")
     try:
         s = trace_stats(args.file, tuple(sorted({8, 16, 32, args.top})))
     except TraceFormatError as e:

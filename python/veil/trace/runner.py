@@ -161,13 +161,13 @@ def _valgrind_version() -> str:
 
 
 def _check_writable(out: Path) -> None:
-    if out.is_dir():
-        raise ConfigError(f"--out: {out} is a directory")
+    from veil.core.paths import check_output_file
+
+    # A scratch file, not permission bits: root may "write" /proc or a read-only mount by the bits.
+    check_output_file(out, "--out")
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise ConfigError(f"--out: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise ConfigError(f"--out: {out} is not writable")
 
 
 def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, cwd: Path | None = None,
