@@ -204,26 +204,32 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
         from veil import _native
         result: dict = {}
 
+        finished = threading.Event()
+
         def pack():
             try:
                 q = [quantum] if quantum is not None else []
                 result["summary"] = json.loads(_native.trace.pack_fd(rfd, str(tmp), json.dumps(patch), *q, codec=PACK_CODEC))
-            except ValueError as e:
+            except (ValueError, OSError) as e:
                 result["error"] = str(e)
+            finally:
+                finished.set()
 
         t0 = time.monotonic()
         worker = threading.Thread(target=pack, daemon=True)
         worker.start()
+        # Waiting on an Event, not Thread.join(timeout): a Ctrl-C inside join() makes Python 3.11
+        # mark the running thread as stopped, the later join() returns at once, and the packer,
+        # still inside Rust, is torn down at exit ("FATAL: exception not rethrown", SIGABRT).
         try:
-            while worker.is_alive():
-                worker.join(1.0)
-                if progress and worker.is_alive():
+            while not finished.wait(1.0):
+                if progress:
                     progress(time.monotonic() - t0, tmp.stat().st_size if tmp.exists() else 0)
             rc = proc.wait()
         except BaseException:
-            proc.kill()
+            proc.kill()  # --kill-child: the tool dies too, so the packer reads the end of the pipe
             proc.wait()
-            worker.join()
+            finished.wait()
             tmp.unlink(missing_ok=True)
             raise
         err.seek(0)
