@@ -353,3 +353,16 @@ def test_a_sweep_with_a_repeated_point_is_refused(veil_cli, files):
     write(files / "dup2.toml", 'experiment = "crypto.pad_randomness"\n[base]\nseed = 3\n[grid]\nnbytes = [4096]\n'
                                '[zip]\nseed = [3, 3]\n')
     one_line_error(veil_cli("sweep", "dup2.toml"), "point 1 (nbytes=4096, seed=3) is the same config as point 0")
+
+
+def test_plot_refuses_to_join_points_that_differ_in_a_key_not_on_the_plot(veil_cli, files):
+    pytest.importorskip("matplotlib")
+    write(files / "mix.toml", 'experiment = "crypto.pad_randomness"\n[grid]\nseed = [1, 2]\nnbytes = [4096, 8192]\n')
+    assert veil_cli("sweep", "mix.toml", "--jobs", "1").rc == 0
+    one_line_error(veil_cli("plot", "mix.toml", "--x", "seed", "--y", "chi2_p"),
+                   "differ in nbytes", "--hue nbytes", "nbytes=4096")
+    for fix in (["--hue", "nbytes"], ["nbytes=8192"]):
+        r = veil_cli("plot", "mix.toml", "--x", "seed", "--y", "chi2_p", *fix)
+        assert r.rc == 0, r.err
+    # all results of an experiment: the seeds differ too
+    one_line_error(veil_cli("plot", "crypto.pad_randomness", "--x", "nbytes", "--y", "chi2_p"), "differ in seed")
