@@ -86,6 +86,28 @@ def test_run_prints_its_config_in_the_same_order_fresh_or_cached(veil_cli, files
     assert keys == ["seed", "k", "mode", "warmup_cycles", "measure_cycles"]  # declaration order
 
 
+    def result_keys(out: str) -> list[str]:
+        lines = out.splitlines()
+        return [x.split()[0] for x in lines[lines.index("result:") + 1:]]
+
+    assert result_keys(fresh.out) == result_keys(cached.out)  # the store kept the experiment's order
+    assert result_keys(fresh.out) != sorted(result_keys(fresh.out))
+
+
+def test_a_newcomers_small_things(veil_cli, files):
+    r = veil_cli("run", "memnet.latency_load", "mode=fixed", "warmup_cycles=10", "measure_cycles=100", "k=4")
+    assert r.rc == 0, r.err  # an experiment's name runs its defaults, no file needed
+    assert r.out.startswith("memnet.latency_load ") and "  k " in r.out
+    one_line_error(veil_cli("run", "memnet.nosuch", "k=4"), "memnet.nosuch: no such file")
+    listed = veil_cli("list", "memnet.memsys")
+    assert listed.rc == 0 and "hot_modules" in listed.out and "runtime_cycles" in listed.out
+    assert "latency_load" not in listed.out  # that experiment only
+    for cmd, needle in (("run", "dotted for nested tables"), ("sweep", "base.KEY=V"), ("sweep", "VEIL_PROGRESS"),
+                        ("reproduce", "one per core")):
+        assert needle in " ".join(veil_cli(cmd, "--help").out.split()), (cmd, needle)
+    one_line_error(veil_cli("sweep", "s.toml", "nbytes=8192"), "nbytes: unknown key", "base.nbytes=")
+
+
 def test_results_list_show_filter_delete(veil_cli, files):
     assert veil_cli("sweep", "s.toml", "--jobs", "1").rc == 0
     listed = veil_cli("results", "list")
@@ -235,16 +257,33 @@ def test_run_prints_units(veil_cli, files):
      "measure_cycles=20000"),
     ('experiment = "enclave.server"\nrequests = 10000\n', "requests", "requests=2000"),
     ('experiment = "crypto.throughput"\nsize = 4096\nmin_seconds = 3\n', "ms", "min_seconds=0.1"),
+    ('experiment = "memnet.memsys"\nrequests_per_cpu = 20000\n', "records", "requests_per_cpu=100"),
+    ('experiment = "memcrypt.run"\nworkload = "synthetic-pointer"\nmax_records = 2000000\nwarmup_records = 1000\n',
+     "records", "max_records=1000"),
+    pytest.param('experiment = "he.digits"\nimages = 6\n', "images", None, marks=pytest.mark.slow),
 ])
 def test_long_single_runs_show_progress_with_an_eta(veil_cli, tmp_path, config, unit, short):
     write(tmp_path / "long.toml", config)
     r = veil_cli("run", "long.toml", env={"VEIL_PROGRESS": "1"})  # as on a terminal
     assert r.rc == 0, r.err
-    frames = [f for f in r.err.replace("\r", "\n").splitlines() if f"{unit}/s" in f]
+    frames = [f for f in r.err.replace("\r", "\n").splitlines() if f" {unit}" in f and "%|" in f]
     assert frames, r.err
-    assert any("<" in f and "%|" in f for f in frames)  # elapsed<remaining: an ETA
-    quiet = veil_cli("run", "long.toml", short)
-    assert quiet.rc == 0 and quiet.err == ""  # not a terminal: nothing drawn
+    assert any("<" in f for f in frames)  # elapsed<remaining: an ETA
+    never = veil_cli("run", "long.toml", "--force", env={"VEIL_PROGRESS": "0"})
+    assert never.rc == 0 and never.err == ""  # VEIL_PROGRESS=0: never drawn
+    if short is not None:
+        quiet = veil_cli("run", "long.toml", short)
+        assert quiet.rc == 0 and quiet.err == ""  # not a terminal: nothing drawn
+
+
+def test_memnet_leak_shows_progress_and_honours_store(veil_cli, tmp_path):
+    write(tmp_path / "leak.toml", 'experiment = "memnet.leak"\n')
+    r = veil_cli("memnet", "leak", "leak.toml", "--store", "mine.sqlite", env={"VEIL_PROGRESS": "1"})
+    assert r.rc == 0, r.err
+    assert any(" records" in f and "%|" in f for f in r.err.replace("\r", "\n").splitlines()), r.err
+    assert (tmp_path / "mine.sqlite").exists() and not (tmp_path / ".veil").exists()
+    cached = veil_cli("memnet", "leak", "leak.toml", "--store", "mine.sqlite")
+    assert cached.rc == 0 and cached.err == "" and cached.out == r.out  # read back, nothing drawn in a pipe
 
 
 def test_a_big_sweep_shows_progress_while_it_validates(veil_cli, files):

@@ -370,6 +370,24 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> tuple[s
     return name, validate(name, rest, str(path))
 
 
+def load_run(source: str | Path, overrides: list[str] | None = None) -> tuple[str, ExperimentConfig]:
+    """`veil run SOURCE k=v ...`: SOURCE is a TOML config file, or an experiment's name (its
+    defaults, as gem5 and SST run without a file) when no file of that name exists."""
+    load_systems()
+    if not Path(source).exists() and str(source) in REGISTRY.experiments:
+        return config_from_data({"experiment": str(source)}, overrides, str(source))
+    return load_config(source, overrides)
+
+
+def config_from_data(data: dict[str, Any], overrides: list[str] | None = None,
+                     where: str = "config") -> tuple[str, ExperimentConfig]:
+    """A validated config from plain data with `experiment = NAME` (the Python API's dicts)."""
+    data = apply_overrides(data, overrides or [])
+    name, rest = split_experiment(data, where)
+    check_override_keys(REGISTRY.experiment(name).config, overrides or [], where)
+    return name, validate(name, rest, where)
+
+
 def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
