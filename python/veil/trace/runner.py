@@ -85,8 +85,13 @@ def parse_bytes(text: str, what: str) -> int:
 # Wrappers that take away what differs between runs of the same program (docs/trace.md): a PID
 # namespace (the thread ids glibc stores in memory start from 1) and no address randomisation
 # (the vDSO's address reaches memory). The first that works here is used.
-_ISOLATION = (["unshare", "--pid", "--fork", "--kill-child", "setarch", "-R"],
-              ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "setarch", "-R"],
+# A shell is the namespace's PID 1, not the tool: the kernel drops a signal with no handler sent to
+# PID 1, so a program that kills itself (raise(SIGTERM), abort()) would leave Valgrind, which
+# re-sends it to itself to die, panicking ("signal was supposed to be fatal"). The program is
+# then PID 2, as fixed as 1 was.
+_INIT = ["sh", "-c", '"$@"; exit $?', "sh"]
+_ISOLATION = (["unshare", "--pid", "--fork", "--kill-child", *_INIT, "setarch", "-R"],
+              ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", *_INIT, "setarch", "-R"],
               ["setarch", "-R"])
 _isolation: list[str] | None = None
 
@@ -183,6 +188,8 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
     _check_writable(out)
     lib = ensure_tool()
     exe = shutil.which(program) if os.sep not in program else program
+    if exe is not None and os.path.isdir(exe):
+        raise ConfigError(f"program '{program}' is a directory, not an executable")
     if exe is None or not os.access(exe, os.X_OK):
         raise ConfigError(f"program '{program}' is not an executable or on PATH")
     patch = {"program": Path(exe).name, "args": list(args), "tool_version": tool_version(quantum), **(header or {})}
@@ -237,6 +244,13 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
     if rc != 0:
         tmp.unlink(missing_ok=True)
         why = lines[-1] if lines else "no message"
+        if rc > 128 and lines == []:  # the shell reports a program killed by signal N as 128 + N
+            import signal
+
+            try:
+                why = f"killed by {signal.Signals(rc - 128).name}"
+            except ValueError:
+                pass
         raise VeilError(f"{Path(exe).name} exited with status {rc} under valgrind: {why}")
     if "error" in result:
         tmp.unlink(missing_ok=True)
