@@ -405,3 +405,38 @@ def test_plot_refuses_to_join_points_that_differ_in_a_key_not_on_the_plot(veil_c
         assert r.rc == 0, r.err
     # all results of an experiment: the seeds differ too
     one_line_error(veil_cli("plot", "crypto.pad_randomness", "--x", "nbytes", "--y", "chi2_p"), "differ in seed")
+
+
+def _trace(path, n: int, damage_last_block: bool = False):
+    import numpy as np
+
+    from veil.trace.format import TraceWriter, record_dtype
+
+    header = {"workload": "synthetic", "program": "synthetic", "args": [], "input_hash": "00",
+              "l1": {"size": 8192, "assoc": 1}, "llc": {"size": 262144, "assoc": 4}, "line_size": 64,
+              "tool_version": "test", "threads": 1, "extra": {}}
+    w = TraceWriter(path, header, block_records=1000, codec="lz4")
+    if n:
+        r = np.zeros(n, record_dtype(64))
+        r["addr"] = (np.arange(n) * 7919 % (1 << 20)) * 64
+        r["insts"] = 50
+        w.write(r)
+    w.finish()
+    if damage_last_block:
+        b = bytearray(path.read_bytes())
+        b[-400] ^= 0xFF  # inside the last block's payload, long after the first records
+        path.write_bytes(bytes(b))
+
+
+@pytest.mark.parametrize("config", [
+    'experiment = "memcrypt.run"\ntrace = "t.vtrace"\nmax_records = 100\nwarmup_records = 0\nwindow = "start"\n',
+    'experiment = "memnet.memsys"\nworkload = "trace"\ntrace = "t.vtrace"\ncpus = 1\nrequests_per_cpu = 100\n',
+])
+def test_an_empty_or_damaged_trace_input_is_refused(veil_cli, tmp_path, config):
+    write(tmp_path / "c.toml", config)
+    _trace(tmp_path / "t.vtrace", 5000)
+    assert veil_cli("run", "c.toml").rc == 0  # sound: runs, reading only its first records
+    _trace(tmp_path / "t.vtrace", 5000, damage_last_block=True)
+    one_line_error(veil_cli("run", "c.toml"), "t.vtrace", "corrupt at byte", "CRC")
+    _trace(tmp_path / "t.vtrace", 0)
+    one_line_error(veil_cli("run", "c.toml"), "t.vtrace: the trace holds no records")

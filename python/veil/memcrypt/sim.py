@@ -139,10 +139,9 @@ def window(total: int, max_records: int, warmup_records: int, where: str) -> tup
 
 
 def _trace_records(path: str) -> int:
-    try:
-        return int(json.loads(_native.trace.summary(path))["records"])
-    except ValueError as e:
-        raise ConfigError(f"trace: {path}: {e}") from None
+    from veil.core.tracefile import trace_records
+
+    return trace_records(path)  # the whole file checked, an empty trace refused
 
 
 def native_run(cfg: MachineConfig) -> dict[str, Any]:

@@ -133,10 +133,21 @@ class MemSysConfig(ExperimentConfig):
                                  f"0..{modules - 1})")
         if self.workload == "hotspot" and not self.hot_modules:
             raise ValueError("hot_modules: the hotspot workload needs at least one hot module")
+        if self.workload == "trace" and self.trace:
+            _trace_records(self.trace)
         if 0 < self.address_space < 64 * modules:
             raise ValueError(f"address_space: {self.address_space} bytes is less than one 64-byte line per module "
                              f"({64 * modules} bytes for {modules} modules; 0 = all capacity)")
         return self
+
+
+def _trace_records(path: str) -> int:
+    from veil.core.tracefile import trace_records
+
+    try:
+        return trace_records(path)  # the whole file checked, an empty trace refused
+    except ConfigError as e:
+        raise ValueError(str(e)) from None
 
 
 def _modules(cfg: "MemSysConfig") -> int | None:
