@@ -28,6 +28,8 @@ def test_run_from_a_dict_is_the_clis_point(veil_cli, tmp_path, store_path):
     again = veil.run("memnet.latency_load", {"mode": "fixed", "warmup_cycles": 100, "measure_cycles": 500,
                                              "k": 4, "rate": 0.2}, store=False)  # computed: no store
     assert again.config_hash == rec.config_hash
+    from_file = veil.run(tmp_path / "c.toml", {"rate": 0.2}, store=store_path)  # a config file's path
+    assert from_file.config_hash == rec.config_hash
     assert {k: v for k, v in again.result.items() if "second" not in k} == \
         {k: v for k, v in rec.result.items() if "second" not in k}  # deterministic but for wall time
 

@@ -320,6 +320,7 @@ def systems(files):
     (["oram", "init", "d", "--block-size", "1e30", "--blocks", "4"], ["--block-size 1e30: must be a finite number"]),
     (["oram", "init", "d", "--block-size", "4096", "--blocks", "4", "--redis", "nohost:notaport"],
      ["--redis nohost:notaport: expected HOST:PORT"]),
+    (["run", "oram.access", "redis=nohost:notaport"], ["redis: String should match pattern"]),
 ])
 def test_bad_flags_are_one_line_exit_2_before_any_work(veil_cli, systems, args, needles):
     one_line_error(veil_cli(*args), *needles)
