@@ -102,6 +102,7 @@ LONG_COMMANDS = {
                             'experiment = "memnet.latency_load"\nmode = "fixed"\nwarmup_cycles = 0\n'
                             'measure_cycles = 1000000000\n'),
     "reproduce": (["reproduce", "memnet", "--out", "rep"], ""),
+    "bench": (["bench", "crypto"], ""),
 }
 
 
