@@ -188,6 +188,7 @@ typedef struct {
    ULong insts, insts_at_record;
    UInt  hits_since;       /* L1 misses that hit the LLC since the last record */
    ULong loads, stores, l1d_misses, l1i_misses, llc_hits;
+   ULong straddles;        /* loads and stores whose bytes span two lines: each line is filled */
    ULong load_fills, store_fills, ifetch_fills, writebacks, l1_writebacks, l1_to_memory;
 } Thread;
 
@@ -472,6 +473,7 @@ static VG_REGPARM(2) void on_load(Addr a, UWord size)
    Thread* t = cur;
    if (UNLIKELY(t->sync_ret)) return;
    t->loads++;
+   if (UNLIKELY(((a ^ (a + size - 1)) >> line_bits) != 0)) t->straddles++;
    if (clo_l1_stream) { dref_l1(t, a, size, 0); return; }
    UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
    for (; l <= e; l++) dref(t, l, 0);
@@ -485,6 +487,7 @@ static VG_REGPARM(2) void on_store(Addr a, UWord size)
       return;
    }
    t->stores++;
+   if (UNLIKELY(((a ^ (a + size - 1)) >> line_bits) != 0)) t->straddles++;
    if (clo_l1_stream) { dref_l1(t, a, size, 1); return; }
    UWord l = a >> line_bits, e = (a + size - 1) >> line_bits;
    for (; l <= e; l++) dref(t, l, 1);
@@ -497,6 +500,7 @@ static VG_REGPARM(2) void on_modify(Addr a, UWord size)
    if (clo_l1_stream && LIKELY(t->sync_ret == 0)) {
       t->loads++;
       t->stores++;
+      if (UNLIKELY(((a ^ (a + size - 1)) >> line_bits) != 0)) t->straddles += 2;
       dref_l1(t, a, size, 0);
       dref_l1(t, a, size, 2);
       return;
@@ -838,9 +842,9 @@ static void write_end(void)
                   "\"l1i_misses\":%llu,\"llc_hits\":%llu,",
               i ? "," : "", t->start, t->insts, t->loads, t->stores, t->l1d_misses, t->l1i_misses, t->llc_hits);
       buf_fmt(&b, "\"load_fills\":%llu,\"store_fills\":%llu,\"ifetch_fills\":%llu,\"writebacks\":%llu,"
-                  "\"l1_writebacks\":%llu,\"l1_writebacks_to_memory\":%llu}",
+                  "\"l1_writebacks\":%llu,\"l1_writebacks_to_memory\":%llu,\"straddles\":%llu}",
               t->load_fills, t->store_fills, t->ifetch_fills, t->writebacks, t->l1_writebacks,
-              t->l1_to_memory);
+              t->l1_to_memory, t->straddles);
    }
    buf_add(&b, "]", 1);
    if (clo_l1_stream) {
@@ -878,8 +882,43 @@ static void fix_at_random(void)
    (splitmix64 from the thread's number), like AT_RANDOM. */
 static void on_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs) {}
 
+/* Clocks: Valgrind gives the client no vDSO, so clock_gettime() and gettimeofday() are system
+   calls, and the tool overwrites what they return with the calling thread's instruction clock
+   (one nanosecond per instruction, as virtual_tsc) from a fixed epoch: realtime clocks start at
+   2001-09-09 01:46:40 UTC (10^9 s), CPU-time clocks at 0, the others at 1000 s. time() returns
+   its value in a register the tool cannot change after the call (docs/trace.md). */
+#define REALTIME_EPOCH 1000000000ULL
+#define MONOTONIC_EPOCH 1000ULL
+
+static void fixed_clock(ThreadId tid, UInt sysno, UWord* args)
+{
+   Thread* t = threads[tid_index[tid]];
+   ULong ns = t->start + t->insts;
+   UWord clk = sysno == __NR_gettimeofday ? 0 : args[0];
+   ULong base = (clk == 0 || clk == 5 || clk == 8 || clk == 11) ? REALTIME_EPOCH
+              : (clk == 2 || clk == 3) ? 0 : MONOTONIC_EPOCH;
+   ULong sec = base + ns / 1000000000ULL, sub = ns % 1000000000ULL;
+   if (sysno == __NR_clock_gettime) {
+      struct vki_timespec* ts = (struct vki_timespec*)args[1];
+      if (ts && VG_(am_is_valid_for_client)((Addr)ts, sizeof *ts, VKI_PROT_WRITE)) {
+         ts->tv_sec = (Long)sec;
+         ts->tv_nsec = (Long)sub;
+      }
+   } else {
+      struct vki_timeval* tv = (struct vki_timeval*)args[0];
+      if (tv && VG_(am_is_valid_for_client)((Addr)tv, sizeof *tv, VKI_PROT_WRITE)) {
+         tv->tv_sec = (Long)sec;
+         tv->tv_usec = (Long)(sub / 1000);
+      }
+   }
+}
+
 static void on_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, SysRes res)
 {
+   if ((sysno == __NR_clock_gettime || sysno == __NR_gettimeofday) && !sr_isError(res)) {
+      fixed_clock(tid, sysno, args);
+      return;
+   }
    if (sysno != __NR_getrandom || sr_isError(res) || sr_Res(res) == 0) return;
    Thread* t = threads[tid_index[tid]];
    UChar* p = (UChar*)args[0];

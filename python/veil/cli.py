@@ -42,6 +42,17 @@ def cmd_list(args) -> int:
     load_benchmarks()
     systems = REGISTRY.systems()
     planned = REGISTRY.planned()
+    if args.system and args.system not in systems and args.system in REGISTRY.experiments:
+        exp = REGISTRY.experiments[args.system]
+        print(f"{args.system} ({exp.system}): {exp.doc}")
+        print("  config (key (type, default, range): meaning):")
+        for line in _describe_model(exp.config):
+            print(f"      {line}")
+        if exp.results:
+            print("  results:")
+            for key, (unit, what) in exp.results.items():
+                print(f"      {key} ({unit or 'no unit'}): {what}")
+        return 0
     if args.system in planned:
         print(f"{args.system}: planned, not built yet ({planned[args.system]})")
         return 0
@@ -136,7 +147,19 @@ def _result_rows(experiment: str, result: dict) -> list[tuple[str, str]]:
 
     exp = REGISTRY.experiments.get(experiment)
     rows = []
-    for k, v in flatten("", {k: v for k, v in result.items() if k != "warnings"}, {}).items():
+    flat = flatten("", {k: v for k, v in result.items() if k != "warnings"}, {})
+    if exp and exp.results:  # the documented order: a result read back from the store prints as a fresh one
+        import fnmatch
+
+        patterns = list(exp.results)
+
+        def rank(key: str) -> int:
+            top = key.split(".")[0]
+            return next((i for i, p in enumerate(patterns) if fnmatch.fnmatchcase(key, p)
+                         or fnmatch.fnmatchcase(top, p)), len(patterns))
+
+        flat = dict(sorted(flat.items(), key=lambda kv: rank(kv[0])))
+    for k, v in flat.items():
         doc = exp.result_doc(k) if exp else None
         text = f"{_fmt_value(v)} {doc[0]}".rstrip() if doc else _fmt_value(v)
         rows.append((k, text + ("   <- SATURATED" if k == "saturated" and v is True else "")))
@@ -149,13 +172,13 @@ def _warn(result: dict, where: str = "") -> None:
 
 
 def cmd_run(args) -> int:
-    from veil.core.config import load_config
+    from veil.core.config import load_run
     from veil.core.paths import check_output_file
     from veil.core.runner import run_experiment
 
     if args.json:
         check_output_file(args.json, "--json")
-    experiment, cfg = load_config(args.config, args.overrides)
+    experiment, cfg = load_run(args.config, args.overrides)
     with _store(args) as store:
         rec, cached = run_experiment(experiment, cfg, store, force=args.force,
                                      progress=not args.no_progress)
@@ -353,24 +376,32 @@ def build_parser() -> argparse.ArgumentParser:
     store_opt.add_argument("--store", help="results store (default $VEIL_STORE or .veil/results.sqlite)")
 
     s = sub.add_parser("list", help="systems, experiments, components, their parameters and defaults")
-    s.add_argument("system", nargs="?")
+    s.add_argument("system", nargs="?", metavar="SYSTEM_OR_EXPERIMENT",
+                   help="one system (e.g. memnet) or one experiment (e.g. memnet.memsys)")
     s.set_defaults(handler=cmd_list)
 
     s = sub.add_parser("run", parents=[store_opt], help="run one configured experiment")
-    s.add_argument("config", help="TOML config with `experiment = NAME`")
-    s.add_argument("overrides", nargs="*", metavar="key=value")
+    s.add_argument("config", metavar="CONFIG_OR_EXPERIMENT",
+                   help="TOML config with `experiment = NAME`, or an experiment's name to run its defaults")
+    s.add_argument("overrides", nargs="*", metavar="key=value",
+                   help="set config keys: dotted for nested tables (secure.batch=4), values as in TOML "
+                        "(4, 0.5, true, [1, 2], mesh)")
     s.add_argument("--json", help="also write the result record to this file")
     s.add_argument("--force", action="store_true", help="recompute even if the store has this point")
-    s.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
+    s.add_argument("--no-progress", action="store_true",
+                   help="no progress line (drawn on a terminal only unless VEIL_PROGRESS=1)")
     s.set_defaults(handler=cmd_run)
 
     s = sub.add_parser("sweep", parents=[store_opt], help="run a parameter sweep (cached points skipped)")
     s.add_argument("sweep", help="sweep TOML: experiment, [base], [grid], [zip]")
-    s.add_argument("overrides", nargs="*", metavar="key=value")
+    s.add_argument("overrides", nargs="*", metavar="key=value",
+                   help="set keys of the sweep file: base.KEY=V changes every point's config "
+                        "(base.k=4), grid.KEY=[..] or zip.KEY=[..] a varied list")
     s.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="local worker processes")
     s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://HOST:8786")
     s.add_argument("--force", action="store_true", help="recompute cached points")
-    s.add_argument("--no-progress", action="store_true")
+    s.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (drawn on a terminal only unless VEIL_PROGRESS=1)")
     s.add_argument("--json", help="write every record to this file")
     s.set_defaults(handler=cmd_sweep)
 
@@ -380,7 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--quick", action="store_true", help="small points, minutes in all (default)")
     mode.add_argument("--full", action="store_true", help="every point of the papers' figures")
     s.add_argument("--out", default="report", help="output folder (default report/)")
-    s.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    s.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="local worker processes for the uncached points (default: one per core)")
     s.add_argument("--scheduler", help="Dask scheduler address (e.g. tcp://HOST:8786): uncached points run there")
     s.set_defaults(handler=cmd_reproduce)
 

@@ -89,3 +89,61 @@ def test_ctrl_c_keeps_the_finished_points_of_a_sweep(jobs, tmp_path, store_path,
     assert waited < 5.0
     listed = veil_cli("results", "list")
     assert listed.rc == 0 and "2 results" in listed.out, listed.out
+
+
+# Every other long-running command, each started as a user would (Ctrl-C reaches the whole
+# foreground process group, so the traced program and the tool get it too).
+LONG_COMMANDS = {
+    "trace run (multi-threaded suite workload)": (["trace", "run", "barnes", "--size", "medium"], ""),
+    "trace run --cmd": (["trace", "run", "--cmd", "--replay", "--out", "t.vtr", "--", sys.executable, "-c",
+                         "x = [i * i for i in range(10**9)]"], ""),
+    "memnet leak": (["memnet", "leak", "leak.toml"], 'experiment = "memnet.leak"\n[memsys]\nrequests_per_cpu = 10000000\n'),
+    "memnet latency-load": (["memnet", "latency-load", "ll.toml", "--rates", "0.1,0.2"],
+                            'experiment = "memnet.latency_load"\nmode = "fixed"\nwarmup_cycles = 0\n'
+                            'measure_cycles = 1000000000\n'),
+    "reproduce": (["reproduce", "memnet", "--out", "rep"], ""),
+    "bench": (["bench", "crypto"], ""),
+}
+
+
+def interrupt_group(args: list[str], cwd, store, after: float) -> tuple[int, str, float]:
+    """Like `interrupt`, but SIGINT goes to the child's whole process group, as Ctrl-C does."""
+    env = {**os.environ, "VEIL_STORE": str(store), "VEIL_TRACE_CACHE": str(cwd / "traces")}
+
+    def session() -> None:
+        os.setsid()
+        default_sigint()
+
+    p = subprocess.Popen([sys.executable, "-m", "veil.cli", *args], cwd=cwd, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=session)
+    time.sleep(after)
+    deadline = time.monotonic() + 180
+    while cpu_seconds(p.pid) < 2.0 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert p.poll() is None, p.communicate()
+    os.killpg(p.pid, signal.SIGINT)
+    t0 = time.monotonic()
+    try:
+        _out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail("still running 30 s after SIGINT")
+    return p.returncode, err, time.monotonic() - t0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", sorted(LONG_COMMANDS))
+def test_ctrl_c_stops_every_long_command_with_exit_130(command, tmp_path, store_path):
+    import shutil
+
+    args, config = LONG_COMMANDS[command]
+    if args[0] == "trace" and shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed (apt-get install valgrind; make trace-deps)")
+    if config:
+        write(tmp_path / args[2], config)
+    rc, err, waited = interrupt_group(args, tmp_path, store_path, after=5.0)
+    assert rc == 130, err  # not 134 (SIGABRT: "FATAL: exception not rethrown")
+    assert err.replace("\r", "\n").strip().splitlines()[-1] == "veil: interrupted", err
+    assert "FATAL" not in err and "Traceback" not in err
+    assert waited < 5.0, f"exited {waited:.1f} s after SIGINT"

@@ -86,6 +86,28 @@ def test_run_prints_its_config_in_the_same_order_fresh_or_cached(veil_cli, files
     assert keys == ["seed", "k", "mode", "warmup_cycles", "measure_cycles"]  # declaration order
 
 
+    def result_keys(out: str) -> list[str]:
+        lines = out.splitlines()
+        return [x.split()[0] for x in lines[lines.index("result:") + 1:]]
+
+    assert result_keys(fresh.out) == result_keys(cached.out)  # the store kept the experiment's order
+    assert result_keys(fresh.out) != sorted(result_keys(fresh.out))
+
+
+def test_a_newcomers_small_things(veil_cli, files):
+    r = veil_cli("run", "memnet.latency_load", "mode=fixed", "warmup_cycles=10", "measure_cycles=100", "k=4")
+    assert r.rc == 0, r.err  # an experiment's name runs its defaults, no file needed
+    assert r.out.startswith("memnet.latency_load ") and "  k " in r.out
+    one_line_error(veil_cli("run", "memnet.nosuch", "k=4"), "memnet.nosuch: no such file")
+    listed = veil_cli("list", "memnet.memsys")
+    assert listed.rc == 0 and "hot_modules" in listed.out and "runtime_cycles" in listed.out
+    assert "latency_load" not in listed.out  # that experiment only
+    for cmd, needle in (("run", "dotted for nested tables"), ("sweep", "base.KEY=V"), ("sweep", "VEIL_PROGRESS"),
+                        ("reproduce", "one per core")):
+        assert needle in " ".join(veil_cli(cmd, "--help").out.split()), (cmd, needle)
+    one_line_error(veil_cli("sweep", "s.toml", "nbytes=8192"), "nbytes: unknown key", "base.nbytes=")
+
+
 def test_results_list_show_filter_delete(veil_cli, files):
     assert veil_cli("sweep", "s.toml", "--jobs", "1").rc == 0
     listed = veil_cli("results", "list")
@@ -235,16 +257,33 @@ def test_run_prints_units(veil_cli, files):
      "measure_cycles=20000"),
     ('experiment = "enclave.server"\nrequests = 10000\n', "requests", "requests=2000"),
     ('experiment = "crypto.throughput"\nsize = 4096\nmin_seconds = 3\n', "ms", "min_seconds=0.1"),
+    ('experiment = "memnet.memsys"\nrequests_per_cpu = 20000\n', "records", "requests_per_cpu=100"),
+    ('experiment = "memcrypt.run"\nworkload = "synthetic-pointer"\nmax_records = 2000000\nwarmup_records = 1000\n',
+     "records", "max_records=1000"),
+    pytest.param('experiment = "he.digits"\nimages = 6\n', "images", None, marks=pytest.mark.slow),
 ])
 def test_long_single_runs_show_progress_with_an_eta(veil_cli, tmp_path, config, unit, short):
     write(tmp_path / "long.toml", config)
     r = veil_cli("run", "long.toml", env={"VEIL_PROGRESS": "1"})  # as on a terminal
     assert r.rc == 0, r.err
-    frames = [f for f in r.err.replace("\r", "\n").splitlines() if f"{unit}/s" in f]
+    frames = [f for f in r.err.replace("\r", "\n").splitlines() if f" {unit}" in f and "%|" in f]
     assert frames, r.err
-    assert any("<" in f and "%|" in f for f in frames)  # elapsed<remaining: an ETA
-    quiet = veil_cli("run", "long.toml", short)
-    assert quiet.rc == 0 and quiet.err == ""  # not a terminal: nothing drawn
+    assert any("<" in f for f in frames)  # elapsed<remaining: an ETA
+    never = veil_cli("run", "long.toml", "--force", env={"VEIL_PROGRESS": "0"})
+    assert never.rc == 0 and never.err == ""  # VEIL_PROGRESS=0: never drawn
+    if short is not None:
+        quiet = veil_cli("run", "long.toml", short)
+        assert quiet.rc == 0 and quiet.err == ""  # not a terminal: nothing drawn
+
+
+def test_memnet_leak_shows_progress_and_honours_store(veil_cli, tmp_path):
+    write(tmp_path / "leak.toml", 'experiment = "memnet.leak"\n')
+    r = veil_cli("memnet", "leak", "leak.toml", "--store", "mine.sqlite", env={"VEIL_PROGRESS": "1"})
+    assert r.rc == 0, r.err
+    assert any(" records" in f and "%|" in f for f in r.err.replace("\r", "\n").splitlines()), r.err
+    assert (tmp_path / "mine.sqlite").exists() and not (tmp_path / ".veil").exists()
+    cached = veil_cli("memnet", "leak", "leak.toml", "--store", "mine.sqlite")
+    assert cached.rc == 0 and cached.err == "" and cached.out == r.out  # read back, nothing drawn in a pipe
 
 
 def test_a_big_sweep_shows_progress_while_it_validates(veil_cli, files):
@@ -255,3 +294,150 @@ def test_a_big_sweep_shows_progress_while_it_validates(veil_cli, files):
     frames = r.err.replace("\r", "\n").splitlines()
     assert any(f.startswith("validating:") and "/12.0k" in f.replace("12000", "12.0k") for f in frames), r.err[-500:]
     assert frames[-1].startswith("veil: error: big.toml: point 11999 (seed=-1): seed:")
+
+
+# Issue 29: hostile inputs that used to be internal errors (exit 1), serde messages without a
+# field, or accepted nonsense. One test per class; each case must be one line, exit 2, naming the
+# flag or field.
+ENCLAVE = 'experiment = "enclave.server"\nrequests = 8\n'
+MEMSYS = 'experiment = "memnet.memsys"\nrequests_per_cpu = 10\n'
+MEMCRYPT = 'experiment = "memcrypt.run"\nworkload = "synthetic-pointer"\n'
+
+
+@pytest.fixture
+def systems(files):
+    write(files / "e.toml", ENCLAVE)
+    write(files / "ms.toml", MEMSYS)
+    write(files / "mc.toml", MEMCRYPT)
+    write(files / "shift.toml", MEMNET + 'traffic = "shift"\n')
+    return files
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["trace", "run", "mcf", "--out", "/proc/x.vtr"], ["--out /proc/x.vtr", "not writable"]),
+    (["trace", "stats", "--top", "-3", "nosuch.vtr"], ["--top -3: must be in 1.."]),
+    (["oram", "init", "d", "--block-size", "inf", "--blocks", "4"], ["--block-size inf: must be a finite number"]),
+    (["oram", "init", "d", "--block-size", "1e30", "--blocks", "4"], ["--block-size 1e30: must be a finite number"]),
+    (["oram", "init", "d", "--block-size", "4096", "--blocks", "4", "--redis", "nohost:notaport"],
+     ["--redis nohost:notaport: expected HOST:PORT"]),
+    (["run", "oram.access", "redis=nohost:notaport"], ["redis: String should match pattern"]),
+])
+def test_bad_flags_are_one_line_exit_2_before_any_work(veil_cli, systems, args, needles):
+    one_line_error(veil_cli(*args), *needles)
+    assert not (systems / "d").exists()
+
+
+@pytest.mark.parametrize("config, override, needles", [
+    ("ms.toml", "gb=1000000000000", ["gb:", "less than or equal to"]),
+    ("ms.toml", "hot_modules=[-1]", ["hot_modules.0:", "greater than or equal to 0"]),
+    ("ms.toml", "secure.hot_modules=[-1]", ["secure.hot_modules.0:"]),
+])
+def test_out_of_range_integers_name_the_field(veil_cli, systems, config, override, needles):
+    one_line_error(veil_cli("run", config, override), *needles)
+
+
+def test_a_native_serde_error_names_the_field_it_points_at():
+    import json as _json
+
+    from veil.core.config import name_serde_error
+
+    text = _json.dumps({"module": {"layers": 4, "gb": 10**12}, "workload": {"hot_modules": [1, -1]}})
+    col = text.index("-1") + 2
+    assert name_serde_error(f"invalid value: integer `-1`, expected u64 at line 1 column {col}", text) == \
+        "workload.hot_modules[1]: invalid value: integer `-1`, expected u64"
+    col = text.index(str(10**12)) + 13
+    assert name_serde_error(f"expected u32 at line 1 column {col}", text) == "module.gb: expected u32"
+    assert name_serde_error("no position here", text) == "no position here"
+
+
+@pytest.mark.parametrize("config, override, needles", [
+    ("m.toml", "histogram=1", ["histogram: expected true or false, got 1"]),
+    ("mc.toml", "encryption=yes", ["encryption: expected true or false, got 'yes'"]),
+    ("c.toml", 'seed="on"', ["seed:"]),
+])
+def test_a_flag_takes_only_true_or_false(veil_cli, systems, config, override, needles):
+    one_line_error(veil_cli("run", config, override), *needles)
+
+
+@pytest.mark.parametrize("config, override, needles", [
+    ("e.toml", "cores_per_sse=3", ["cores_per_sse (3) must divide tiles (64)"]),
+    ("shift.toml", "shift=1000000", ["shift: 1000000 must be below the number of nodes (64)"]),
+    ("mc.toml", "cpu_mem_ratio=1e300", ["cpu_mem_ratio:", "less than or equal to 1000"]),
+    ("ms.toml", "hot_modules=[999]", ["hot_modules: module(s) [999] do not exist (the network has 64 modules"]),
+    ("ms.toml", "hot_modules=[]", ["hot_modules: the hotspot workload needs at least one hot module"]),
+    ("ms.toml", "secure.hot_modules=[64]", ["secure.hot_modules: module(s) [64] do not exist"]),
+    ("ms.toml", "address_space=1", ["address_space: 1 bytes is less than one 64-byte line per module"]),
+])
+def test_relations_between_fields_are_checked_before_the_run(veil_cli, systems, config, override, needles):
+    if "hot_modules=[" in override and not override.startswith("secure"):
+        override = [override, "workload=hotspot"]
+    else:
+        override = [override]
+    r = veil_cli("run", config, *override)
+    one_line_error(r, *needles)
+    assert "computed" not in r.out and r.out == ""
+
+
+def test_relations_hold_where_the_values_are_sound(veil_cli, systems):
+    assert veil_cli("run", "e.toml", "cores_per_sse=4", "--no-progress").rc == 0
+    assert veil_cli("run", "e.toml", "cores_per_sse=3", "sses=21", "--no-progress").rc == 0
+    for topo in (["topology=mesh", "routing=dor", "k=4", "hot_modules=[15]"], ["topology=flatfly", "routing=min", "k=3", "hot_modules=[8]"]):
+        r = veil_cli("run", "ms.toml", "workload=hotspot", "cpus=4", *topo, "--no-progress")
+        assert r.rc == 0, r.err
+    assert veil_cli("run", "shift.toml", "shift=63", "measure_cycles=100").rc == 0
+
+
+def test_a_sweep_with_a_repeated_point_is_refused(veil_cli, files):
+    write(files / "dup.toml", 'experiment = "crypto.pad_randomness"\n[base]\nnbytes = 4096\n[grid]\nseed = [1, 2, 1]\n')
+    one_line_error(veil_cli("sweep", "dup.toml"), "point 2 (seed=1) is the same config as point 0")
+    write(files / "dup2.toml", 'experiment = "crypto.pad_randomness"\n[base]\nseed = 3\n[grid]\nnbytes = [4096]\n'
+                               '[zip]\nseed = [3, 3]\n')
+    one_line_error(veil_cli("sweep", "dup2.toml"), "point 1 (nbytes=4096, seed=3) is the same config as point 0")
+
+
+def test_plot_refuses_to_join_points_that_differ_in_a_key_not_on_the_plot(veil_cli, files):
+    pytest.importorskip("matplotlib")
+    write(files / "mix.toml", 'experiment = "crypto.pad_randomness"\n[grid]\nseed = [1, 2]\nnbytes = [4096, 8192]\n')
+    assert veil_cli("sweep", "mix.toml", "--jobs", "1").rc == 0
+    one_line_error(veil_cli("plot", "mix.toml", "--x", "seed", "--y", "chi2_p"),
+                   "differ in nbytes", "--hue nbytes", "nbytes=4096")
+    for fix in (["--hue", "nbytes"], ["nbytes=8192"]):
+        r = veil_cli("plot", "mix.toml", "--x", "seed", "--y", "chi2_p", *fix)
+        assert r.rc == 0, r.err
+    # all results of an experiment: the seeds differ too
+    one_line_error(veil_cli("plot", "crypto.pad_randomness", "--x", "nbytes", "--y", "chi2_p"), "differ in seed")
+
+
+def _trace(path, n: int, damage_last_block: bool = False):
+    import numpy as np
+
+    from veil.trace.format import TraceWriter, record_dtype
+
+    header = {"workload": "synthetic", "program": "synthetic", "args": [], "input_hash": "00",
+              "l1": {"size": 8192, "assoc": 1}, "llc": {"size": 262144, "assoc": 4}, "line_size": 64,
+              "tool_version": "test", "threads": 1, "extra": {}}
+    w = TraceWriter(path, header, block_records=1000, codec="lz4")
+    if n:
+        r = np.zeros(n, record_dtype(64))
+        r["addr"] = (np.arange(n) * 7919 % (1 << 20)) * 64
+        r["insts"] = 50
+        w.write(r)
+    w.finish()
+    if damage_last_block:
+        b = bytearray(path.read_bytes())
+        b[-400] ^= 0xFF  # inside the last block's payload, long after the first records
+        path.write_bytes(bytes(b))
+
+
+@pytest.mark.parametrize("config", [
+    'experiment = "memcrypt.run"\ntrace = "t.vtrace"\nmax_records = 100\nwarmup_records = 0\nwindow = "start"\n',
+    'experiment = "memnet.memsys"\nworkload = "trace"\ntrace = "t.vtrace"\ncpus = 1\nrequests_per_cpu = 100\n',
+])
+def test_an_empty_or_damaged_trace_input_is_refused(veil_cli, tmp_path, config):
+    write(tmp_path / "c.toml", config)
+    _trace(tmp_path / "t.vtrace", 5000)
+    assert veil_cli("run", "c.toml").rc == 0  # sound: runs, reading only its first records
+    _trace(tmp_path / "t.vtrace", 5000, damage_last_block=True)
+    one_line_error(veil_cli("run", "c.toml"), "t.vtrace", "corrupt at byte", "CRC")
+    _trace(tmp_path / "t.vtrace", 0)
+    one_line_error(veil_cli("run", "c.toml"), "t.vtrace: the trace holds no records")

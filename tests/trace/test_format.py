@@ -179,3 +179,23 @@ def test_writer_refuses_bad_records(tmp_path):
     r["addr"][2] += 8
     with TraceWriter(tmp_path / "y.vtrace", header()) as w, pytest.raises(ValueError, match="aligned"):
         w.write(r)
+
+
+def test_both_readers_refuse_an_address_inside_a_line(tmp_path):
+    """A record is a whole line: an address that is not line-aligned is damage, named with its
+    block's offset, by the Python reader and by the Rust one."""
+    p = tmp_path / "t.vtrace"
+    recs = records(3000)
+    write(p, recs, block_records=1000, codec="raw")
+    b = bytearray(p.read_bytes())
+    first, second, third = block_offsets(b)
+    n = 1000
+    addr_col = second + 20 + 9 * n  # thread (4n), kind (n), llc_hits (4n) come first
+    b[addr_col + 8 * 7] |= 0x08     # record 7 of the second block, 8 bytes into its line
+    (tmp_path / "bad.vtrace").write_bytes(b)
+    with pytest.raises(TraceFormatError, match=f"corrupt at byte {second}: record 7 of the block has address "
+                                               f"0x[0-9a-f]+, not aligned to the 64-byte line"):
+        read_trace(tmp_path / "bad.vtrace")
+    with pytest.raises(ValueError, match=f"corrupt at byte {second}: record 7 .* not aligned to the 64-byte line"):
+        _native.trace.stats(str(tmp_path / "bad.vtrace"), [8])
+    read_trace(p)  # the undamaged file reads

@@ -203,3 +203,78 @@ def test_cmd_trace(tmp_path, capsys):
     assert h["program"] == "ls" and h["args"] == ["-l", "/"] and len(recs) > 100
     rc, text = run_cli(capsys, "stats", str(out), "--json")
     assert json.loads(text)["records"] == len(recs)
+
+
+CLOCKS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/time.h>
+#include <time.h>
+int main(void) {
+    struct timespec m, r, c; struct timeval tv;
+    long *keep = malloc(4 * sizeof *keep);   /* the clocks reach memory: the trace's values */
+    clock_gettime(CLOCK_MONOTONIC, &m); clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c); gettimeofday(&tv, NULL);
+    keep[0] = m.tv_nsec; keep[1] = r.tv_sec; keep[2] = c.tv_nsec; keep[3] = tv.tv_usec;
+    printf("%ld %ld %ld %ld\n", keep[0], keep[1], keep[2], keep[3]);
+    return 0;
+}
+"""
+
+
+def _compile(tmp_path: Path, name: str, source: str) -> Path:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    (tmp_path / f"{name}.c").write_text(source)
+    exe = tmp_path / name
+    subprocess.run([cc, "-O1", "-o", str(exe), str(tmp_path / f"{name}.c")], check=True)
+    return exe
+
+
+def test_a_program_reading_the_clocks_traces_byte_identically(tmp_path, capsys):
+    """Outside the suite: clock_gettime (monotonic, realtime, CPU time) and gettimeofday read the
+    thread's instruction clock under the tool, so two runs give the same bytes."""
+    exe = _compile(tmp_path, "clocks", CLOCKS)
+    outs = [tmp_path / "a.vtrace", tmp_path / "b.vtrace"]
+    for out in outs:
+        rc, text = run_cli(capsys, "run", "--cmd", "--out", str(out), "--", str(exe))
+        assert rc == 0, text
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    host = subprocess.run([str(exe)], capture_output=True, text=True).stdout.split()
+    assert int(host[1]) > 1_600_000_000  # the host's realtime clock is not the tool's 10^9 s epoch
+
+
+def test_a_program_killed_by_a_signal_is_one_line_not_a_valgrind_panic(tmp_path, capsys):
+    exe = _compile(tmp_path, "selfkill", "#include <signal.h>\nint main(void) { raise(SIGTERM); return 0; }\n")
+    rc, text = run_cli(capsys, "run", "--cmd", "--out", str(tmp_path / "k.vtrace"), "--", str(exe))
+    assert rc == 1 and "impossible" not in text and "supposed to be fatal" not in text
+    assert text.rstrip("\n").rsplit("\r", 1)[-1].startswith("veil: error: selfkill exited with status 143")
+    rc, text = run_cli(capsys, "run", "--cmd", "--out", str(tmp_path / "d.vtrace"), "--", str(tmp_path))
+    assert rc == 2 and "is a directory, not an executable" in text
+
+
+STRADDLE = r"""
+#include <stdlib.h>
+#include <string.h>
+int main(void) {
+    char *p = aligned_alloc(64, 1 << 20);
+    memset(p, 1, 1 << 20);
+    volatile long s = 0;
+    for (int i = 0; i < 1000; i++) { long v; memcpy(&v, p + 64 * i + OFFSET, 8); s += v; }
+    return (int)(s & 1);
+}
+"""
+
+
+def test_stats_count_the_accesses_that_straddle_two_lines(tmp_path, capsys):
+    counts = {}
+    for offset in (60, 56):  # 8 bytes at 60 span two 64-byte lines; at 56 they fit in one
+        exe = _compile(tmp_path, f"s{offset}", STRADDLE.replace("OFFSET", str(offset)))
+        out = tmp_path / f"s{offset}.vtrace"
+        rc, text = run_cli(capsys, "run", "--cmd", "--out", str(out), "--", str(exe))
+        assert rc == 0, text
+        rc, text = run_cli(capsys, "stats", str(out))
+        assert rc == 0
+        counts[offset] = int(text.split("straddling accesses: ")[1].split()[0])
+    assert counts[60] - counts[56] == 1000, counts  # exactly the loop's loads

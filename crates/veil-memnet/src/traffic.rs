@@ -68,7 +68,16 @@ impl Pattern {
                 }
             }
             "neighbor" => Pattern::Shift { nodes: nodes as u32, by: 1 },
-            "shift" => Pattern::Shift { nodes: nodes as u32, by: (cfg.shift % nodes) as u32 },
+            "shift" => {
+                // A shift of N or more is the same pattern as shift mod N: almost surely a typo.
+                if cfg.shift >= nodes {
+                    return Err(ConfigError(format!(
+                        "traffic.shift: {} must be below the number of nodes ({nodes}): destination = source + shift (mod N)",
+                        cfg.shift
+                    )));
+                }
+                Pattern::Shift { nodes: nodes as u32, by: cfg.shift as u32 }
+            }
             other => {
                 return Err(ConfigError(format!(
                     "traffic.pattern: unknown pattern '{other}' (known: {})",

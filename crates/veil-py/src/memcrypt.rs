@@ -17,19 +17,41 @@ fn err(e: Error) -> PyErr {
     }
 }
 
+/// The interrupt poll of a run, also counting its records for the progress line: the model
+/// polls once per 64 Ki records read (skipped and warm-up ones included, as in the total).
+fn polled_with_progress(run: &str) -> impl Fn() -> bool + Send {
+    let v: serde_json::Value = serde_json::from_str(run).unwrap_or_default();
+    let n = |x: Option<&serde_json::Value>| x.and_then(|x| x.as_u64()).unwrap_or(0);
+    let max = n(v.get("max_records"));
+    let total = if max > 0 {
+        max + n(v.get("skip_records")) + n(v.get("config").and_then(|c| c.get("warmup_records")))
+    } else {
+        0
+    };
+    veil_core::progress::start(total, "records");
+    let polls = std::sync::atomic::AtomicU64::new(0);
+    move || {
+        let p = polls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        veil_core::progress::set(p << 16);
+        interrupt::requested()
+    }
+}
+
 /// Timing model: `run` = {"config": {...}, "trace": path | "synth": {...}, "max_records": n,
 /// "skip_records": k} (`config.warmup_records` records after the k skipped only warm the model up).
 #[pyfunction]
 fn simulate(py: Python<'_>, run: &str) -> PyResult<String> {
     let r = run.to_owned();
-    crate::interrupt::run(py, move || input::simulate_json(&r, &interrupt::requested))?.map_err(err)
+    let poll = polled_with_progress(&r);
+    crate::interrupt::run(py, move || input::simulate_json(&r, &poll))?.map_err(err)
 }
 
 /// Functional model over the same input: real encryption, MACs and speculation on every line.
 #[pyfunction]
 fn check(py: Python<'_>, run: &str) -> PyResult<String> {
     let r = run.to_owned();
-    crate::interrupt::run(py, move || input::check_json(&r, &interrupt::requested))?.map_err(err)
+    let poll = polled_with_progress(&r);
+    crate::interrupt::run(py, move || input::check_json(&r, &poll))?.map_err(err)
 }
 
 /// Writes a synthetic miss stream (`synth` as JSON) to a veil-trace file; returns the records.

@@ -102,6 +102,22 @@ fn recode(py: Python<'_>, src: &str, dst: &str, codec: &str) -> PyResult<String>
     Ok(serde_json::to_string(&s).expect("summary serialises"))
 }
 
+/// Reads the whole trace, every block's checks (CRC, decoding, kinds, aligned addresses) and its
+/// end, and returns its records: a run that reads only the first records still learns of damage
+/// after them.
+#[pyfunction]
+fn verify(py: Python<'_>, path: &str) -> PyResult<u64> {
+    py.allow_threads(|| {
+        let mut r = TraceReader::open_with(path, ReadOptions { threads: 2, read_ahead: 0 })?;
+        let mut n = 0u64;
+        while r.next_ref()?.is_some() {
+            n += 1;
+        }
+        Ok(n)
+    })
+    .map_err(err)
+}
+
 /// Reads every record (`mode`: `next_into` copies each into a `Record`, `next_ref` and
 /// `for_each` borrow it from the decoded block) with `threads` decoding; touches each record's
 /// address and a byte of its line. Returns (records, wall seconds) for the benchmark.
@@ -149,6 +165,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(header, &m)?)?;
     m.add_function(wrap_pyfunction!(summary, &m)?)?;
     m.add_function(wrap_pyfunction!(read_speed, &m)?)?;
+    m.add_function(wrap_pyfunction!(verify, &m)?)?;
     m.add_function(wrap_pyfunction!(recode, &m)?)?;
     parent.add_submodule(&m)?;
     Ok(())

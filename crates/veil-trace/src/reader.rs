@@ -205,6 +205,15 @@ fn decode(meta: &BlockMeta, line_size: usize, buf: &mut Buf) -> Result<(), Trace
     if let Some(k) = buf.raw[4 * n..5 * n].iter().position(|&k| Kind::from_u8(k).is_none()) {
         return Err(corrupt(format!("record {k} of the block has kind {}", buf.raw[4 * n + k])));
     }
+    // A record is a whole line: an address inside one is damage (or a bad writer), not data.
+    let mask = line_size as u64 - 1;
+    if let Some(k) = buf.raw[9 * n..17 * n]
+        .chunks_exact(8)
+        .position(|a| u64::from_le_bytes(a.try_into().unwrap()) & mask != 0)
+    {
+        let a = u64::from_le_bytes(buf.raw[9 * n + 8 * k..9 * n + 8 * k + 8].try_into().unwrap());
+        return Err(corrupt(format!("record {k} of the block has address {a:#x}, not aligned to the {line_size}-byte line")));
+    }
     Ok(())
 }
 

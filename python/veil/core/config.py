@@ -37,6 +37,13 @@ def _numeric_not_bool(annotation: Any) -> bool:
     return bool(set(args) & {int, float}) and bool not in args
 
 
+def _is_bool(annotation: Any) -> bool:
+    """True for a bool field (or an optional one)."""
+    args = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    return bool in args and not set(args) - {bool, type(None)}
+
+
 class ExperimentConfig(BaseModel):
     """Base of every experiment's config: unknown keys are errors, every run has a seed, numbers
     are finite and booleans are not numbers (pydantic would read `true` as 1)."""
@@ -48,10 +55,14 @@ class ExperimentConfig(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_bool_as_number(cls, value: Any, info: ValidationInfo) -> Any:
-        if isinstance(value, bool):
-            field = cls.model_fields.get(info.field_name or "")
-            if field is not None and _numeric_not_bool(field.annotation):
-                raise ValueError(f"expected a number, got the boolean {str(value).lower()}")
+        field = cls.model_fields.get(info.field_name or "")
+        if field is None:
+            return value
+        if isinstance(value, bool) and _numeric_not_bool(field.annotation):
+            raise ValueError(f"expected a number, got the boolean {str(value).lower()}")
+        # pydantic would read 1, "yes" or "on" as true: a flag takes true or false only
+        if _is_bool(field.annotation) and not isinstance(value, bool) and value is not None:
+            raise ValueError(f"expected true or false, got {value!r}")
         return value
 
     @model_validator(mode="after")
@@ -359,6 +370,24 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> tuple[s
     return name, validate(name, rest, str(path))
 
 
+def load_run(source: str | Path, overrides: list[str] | None = None) -> tuple[str, ExperimentConfig]:
+    """`veil run SOURCE k=v ...`: SOURCE is a TOML config file, or an experiment's name (its
+    defaults, as gem5 and SST run without a file) when no file of that name exists."""
+    load_systems()
+    if not Path(source).exists() and str(source) in REGISTRY.experiments:
+        return config_from_data({"experiment": str(source)}, overrides, str(source))
+    return load_config(source, overrides)
+
+
+def config_from_data(data: dict[str, Any], overrides: list[str] | None = None,
+                     where: str = "config") -> tuple[str, ExperimentConfig]:
+    """A validated config from plain data with `experiment = NAME` (the Python API's dicts)."""
+    data = apply_overrides(data, overrides or [])
+    name, rest = split_experiment(data, where)
+    check_override_keys(REGISTRY.experiment(name).config, overrides or [], where)
+    return name, validate(name, rest, where)
+
+
 def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
@@ -369,3 +398,49 @@ def config_hash(experiment: str, cfg: ExperimentConfig) -> str:
     blob = canonical_json({"experiment": experiment,
                            "config": _content_keyed(cfg, cfg.model_dump(mode="json"))})
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def json_key_at(text: str, line: int, column: int) -> str | None:
+    """The dotted key whose value sits at (line, column) of the JSON `text` (1-based, as serde
+    reports them), so a native "expected u32 at line 1 column 1105" can name the config field."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    end = sum(len(x) + 1 for x in lines[:line - 1]) + column
+    frames: list[list] = []  # per open container: ["{", last key] or ["[", index]
+    i, in_str, start = 0, False, 0
+    while i < min(end, len(text)):
+        ch = text[i]
+        if in_str:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_str = False
+                if frames and frames[-1][0] == "{" and text[i + 1:].lstrip().startswith(":"):
+                    frames[-1][1] = text[start:i]
+        elif ch == '"':
+            in_str, start = True, i + 1
+        elif ch in "{[":
+            frames.append([ch, None if ch == "{" else 0])
+        elif ch in "}]" and frames:
+            frames.pop()
+        elif ch == "," and frames and frames[-1][0] == "[":
+            frames[-1][1] += 1
+        i += 1
+    out = ""
+    for kind, seg in frames:
+        if seg is None:
+            break
+        out += f"[{seg}]" if kind == "[" else (f".{seg}" if out else str(seg))
+    return out or None
+
+
+def name_serde_error(message: str, text: str) -> str:
+    """`message` with "at line L column C" replaced by the field it points at in `text`."""
+    import re
+
+    m = re.search(r" at line (\d+) column (\d+)", message)
+    if not m:
+        return message
+    key = json_key_at(text, int(m.group(1)), int(m.group(2)))
+    return f"{key}: {message[:m.start()]}{message[m.end():]}" if key else message

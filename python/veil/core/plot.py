@@ -87,6 +87,7 @@ def plot(store: ResultStore, source: str, x: str, y: str, *, hue: str | None = N
     for r in points:
         label = "" if hue is None else f"{hue}={json.dumps(r.get(hue)) if isinstance(r.get(hue), (list, dict)) else r.get(hue)}"
         groups.setdefault(label, []).append(r)
+    _refuse_mixed_lines(groups, {k for r in records for k in flatten("", r.config, {})} | {"seed"}, x, hue)
     numeric_x = all(isinstance(r[x], (int, float)) and not isinstance(r[x], bool) for r in points)
     categories = sorted({str(r[x]) for r in points}) if not numeric_x else []
     fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
@@ -113,6 +114,24 @@ def plot(store: ResultStore, source: str, x: str, y: str, *, hue: str | None = N
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return len(points)
+
+
+def _refuse_mixed_lines(groups: dict[str, list[dict]], config_keys: set[str], x: str, hue: str | None) -> None:
+    """One line joins points that differ only in x: a config key that varies among a line's
+    points and is neither x nor the hue would silently draw, say, a mesh and a dragonfly point
+    as one curve."""
+    differing: list[str] = []
+    for grp in groups.values():
+        for key in sorted(config_keys - {x, hue}):
+            values = {json.dumps(r.get(key), sort_keys=True) for r in grp}
+            if len(values) > 1 and key not in differing:
+                differing.append(key)
+    if differing:
+        first = differing[0]
+        example = next(r.get(first) for g in groups.values() for r in g)
+        raise ConfigError(f"the points to plot differ in {', '.join(differing)}, which the plot does not show: "
+                          f"give --hue {first} (one line per value) or a filter such as "
+                          f"{first}={json.dumps(example) if isinstance(example, (list, dict)) else example}")
 
 
 def _label(experiment: str, key: str) -> str:

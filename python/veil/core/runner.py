@@ -68,6 +68,30 @@ def make_record(experiment: str, cfg: ExperimentConfig, result: dict[str, Any], 
     )
 
 
+def progress_wanted() -> bool:
+    """Progress lines go to a terminal only; VEIL_PROGRESS=1 draws them into a pipe or log too,
+    VEIL_PROGRESS=0 never draws them (docs/first-hour.md)."""
+    env = os.environ.get("VEIL_PROGRESS")
+    if env in ("0", "1"):
+        return env == "1"
+    return sys.stderr.isatty()
+
+
+_py_progress: list = [0, 0, ""]  # (done, total, unit) of a long loop in Python (see report_progress)
+
+
+def report_progress(done: int, total: int, unit: str) -> None:
+    """A long loop written in Python (he's encrypted inferences) reports (done, total) here; the
+    progress line shows it like a native simulator's. Cheap: call it every iteration."""
+    _py_progress[:] = [done, total, unit]
+
+
+def _poll_progress(native_poll) -> tuple[int, int, str]:
+    if _py_progress[1] > 0:
+        return _py_progress[0], _py_progress[1], _py_progress[2]
+    return native_poll() if native_poll else (0, 0, "")
+
+
 @contextlib.contextmanager
 def progress_line(enabled: bool, label: str):
     """While a long native call runs, a progress bar with an ETA on a terminal.
@@ -76,7 +100,7 @@ def progress_line(enabled: bool, label: str):
     (the native call runs without the GIL). Nothing is drawn into logs, or for a call that
     reports no total.
     """
-    if not enabled or not (sys.stderr.isatty() or os.environ.get("VEIL_PROGRESS") == "1"):
+    if not enabled or not progress_wanted():
         yield
         return
     try:
@@ -84,18 +108,29 @@ def progress_line(enabled: bool, label: str):
         poll = _native.progress
         _native.progress_reset()
     except (ImportError, AttributeError):
-        yield
-        return
+        poll = None
+    report_progress(0, 0, "")
     from tqdm import tqdm
 
     stop = threading.Event()
+    t0 = time.monotonic()
 
     def draw() -> None:
         bar = None
         while not stop.wait(0.5):
-            done, total, unit = poll()
+            done, total, unit = _poll_progress(poll)
             if total <= 0:
+                # Nothing counted yet (a setup phase, or a model that reports no total): after
+                # 2 s, the elapsed time at least, so a long run never sits silent.
+                waited = time.monotonic() - t0
+                if bar is None and waited > 2.0:
+                    bar = tqdm(total=None, bar_format="{desc}", file=sys.stderr, leave=False, dynamic_ncols=True)
+                if bar is not None and bar.total is None:
+                    bar.set_description_str(f"{label}: {waited:.0f} s (no total known yet)")
                 continue
+            if bar is not None and bar.total != total:  # a new simulation of the run began, or the first
+                bar.close()
+                bar = None
             if bar is None:
                 bar = tqdm(total=total, initial=min(done, total), desc=label, unit=f" {unit}", unit_scale=True,
                            file=sys.stderr, leave=False, dynamic_ncols=True)
@@ -111,6 +146,7 @@ def progress_line(enabled: bool, label: str):
     finally:
         stop.set()
         t.join(2)
+        report_progress(0, 0, "")
 
 
 def run_experiment(experiment: str, cfg: ExperimentConfig, store: ResultStore | None,

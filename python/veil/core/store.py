@@ -122,7 +122,7 @@ class ResultStore:
             self._db.execute(
                 "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?)",
                 (rec.experiment, rec.config_hash, rec.veil_version, rec.seed,
-                 json.dumps(rec.config, sort_keys=True), json.dumps(rec.result, sort_keys=True),
+                 json.dumps(rec.config, sort_keys=True), json.dumps(rec.result),  # in the experiment's order
                  rec.elapsed_s, rec.created_at),
             )
         except sqlite3.Error as e:

@@ -64,7 +64,9 @@ def expand(grid: dict[str, list], zipped: dict[str, list], where: str) -> list[d
 def spec_from_data(data: dict[str, Any], where: str, progress: bool = False) -> SweepSpec:
     unknown = set(data) - SWEEP_KEYS
     if unknown:
-        raise ConfigError(f"{where}: {sorted(unknown)[0]}: unknown key; allowed: {', '.join(sorted(SWEEP_KEYS))}")
+        key = sorted(unknown)[0]
+        raise ConfigError(f"{where}: {key}: unknown key; allowed: {', '.join(sorted(SWEEP_KEYS))} (a config key "
+                          f"of every point goes under base: `base.{key}=...` on the command line)")
     for t in ("base", "grid", "zip"):
         if not isinstance(data.get(t, {}), dict):
             raise ConfigError(f"{where}: {t}: expected a table")
@@ -82,7 +84,21 @@ def spec_from_data(data: dict[str, Any], where: str, progress: bool = False) -> 
                 bar.update(1000)
     finally:
         bar.close()
+    _refuse_duplicates(experiment, configs, rows, where)
     return SweepSpec(experiment, configs, str(data.get("name", Path(where).stem)))
+
+
+def _refuse_duplicates(experiment: str, configs: list[ExperimentConfig], rows: list[dict[str, Any]],
+                       where: str) -> None:
+    """Two points with one config would run once and be counted twice: a repeated value in a
+    list, or a grid key that the zip also sets."""
+    seen: dict[str, int] = {}
+    for i, cfg in enumerate(configs):
+        j = seen.setdefault(config_hash(experiment, cfg), i)
+        if j != i:
+            label = ", ".join(f"{k}={v}" for k, v in rows[i].items()) or "(no keys)"
+            raise ConfigError(f"{where}: point {i} ({label}) is the same config as point {j}: "
+                              f"remove the repeated value")
 
 
 def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -185,7 +201,9 @@ def _progress(total: int, label: str, enabled: bool):
     from tqdm import tqdm
 
     # A bar redrawn into a log file is noise: draw it on a terminal only (VEIL_PROGRESS=1 forces it).
-    on_tty = sys.stderr.isatty() or os.environ.get("VEIL_PROGRESS") == "1"
+    from veil.core.runner import progress_wanted
+
+    on_tty = progress_wanted()
     return tqdm(total=total, desc=label, unit="pt", file=sys.stderr, disable=not (enabled and on_tty) or total == 0,
                 leave=False, dynamic_ncols=True, mininterval=0.5)
 

@@ -108,6 +108,9 @@ class ServerConfig(ExperimentConfig):
             raise ValueError(f"sses ({self.sses}) must be <= tiles ({self.tiles}): at most one SSE per tile")
         if self.cores_per_sse > self.tiles:
             raise ValueError(f"cores_per_sse ({self.cores_per_sse}) must be <= tiles ({self.tiles})")
+        if self.sses == 0 and self.tiles % self.cores_per_sse:
+            raise ValueError(f"cores_per_sse ({self.cores_per_sse}) must divide tiles ({self.tiles}) when sses = 0 "
+                             f"(sses = tiles / cores_per_sse)")
         if self.responder_sleep_us * 1000 <= self.ctx_switch_ns or self.responder_sleep_us < 0.1:
             raise ValueError(f"responder_sleep_us ({self.responder_sleep_us} us) must be at least 0.1 us and longer "
                              f"than a context switch ({self.ctx_switch_ns} ns)")

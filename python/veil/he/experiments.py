@@ -79,7 +79,10 @@ def digits(cfg: DigitsConfig) -> dict:
     exact = correct = 0
     per_layer = [Counts() for _ in d.model.net.stages]
     wall = 0.0
-    for x, y in zip(xs, ys):
+    from veil.core.runner import report_progress
+
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        report_progress(i, len(xs), "images")
         per: list[Counts] = []
         t0 = time.perf_counter()
         out = cl.infer(sv, x, per)

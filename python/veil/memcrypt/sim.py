@@ -86,7 +86,7 @@ class MachineConfig(ExperimentConfig):
     pointer_dependences: bool = Field(True, description="a load miss to a line whose address a recent load miss's "
                                                         "line held as a word waits for that line (pointer chasing)")
     line_bytes: int = Field(64, description="cache line bytes (Table 2: 64; the model encrypts 64-byte lines)")
-    cpu_mem_ratio: float = Field(5.0, description="core clocks per memory-bus clock (200 MHz bus: 5; Fig. 9: 4, 6)")
+    cpu_mem_ratio: float = Field(5.0, le=1000, description="core clocks per memory-bus clock (200 MHz bus: 5; Fig. 9: 4, 6)")
     bus_bytes: int = Field(8, ge=1, le=64, description="memory bus width, bytes (Table 2: 8)")
     dram_banks: int = Field(4, ge=1, le=1024, description="SDRAM banks")
     dram_row_bytes: int = Field(4096, ge=64, le=1 << 20, description="SDRAM row (page) bytes")
@@ -139,10 +139,9 @@ def window(total: int, max_records: int, warmup_records: int, where: str) -> tup
 
 
 def _trace_records(path: str) -> int:
-    try:
-        return int(json.loads(_native.trace.summary(path))["records"])
-    except ValueError as e:
-        raise ConfigError(f"trace: {path}: {e}") from None
+    from veil.core.tracefile import trace_records
+
+    return trace_records(path)  # the whole file checked, an empty trace refused
 
 
 def native_run(cfg: MachineConfig) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def cmd_latency_load(args) -> int:
     with (ResultStore(store_path) if store_path else ResultStore()) as store:
         for rate in _rates(args.rates):
             point = cfg.model_copy(update={"rate": rate})
-            rec, _ = run_experiment(experiment, point, store)
+            rec, _ = run_experiment(experiment, point, store, progress=True)
             r = rec.result
             rows.append((rate, r))
             sat = "saturated" if r["saturated"] else ""
@@ -113,7 +113,7 @@ def cmd_leak(args) -> int:
         raise ConfigError(f"{args.config}: experiment must be memnet.leak, not {experiment}")
     store_path = getattr(args, "store", None)
     with (ResultStore(store_path) if store_path else ResultStore()) as store:
-        rec, _ = run_experiment(experiment, cfg, store)
+        rec, _ = run_experiment(experiment, cfg, store, progress=True)
     print(format_leak(rec.result))
     if args.json:
         Path(args.json).write_text(json.dumps(rec.result, indent=1, sort_keys=True) + "\n")
@@ -131,9 +131,11 @@ def add_commands(sub) -> None:
                    help="comma-separated offered loads (flits/node/cycle)")
     q.add_argument("--out", default="latency_load.png", help="figure file: .png, .svg or .pdf")
     q.add_argument("--past-saturation", action="store_true", help="keep going after the first saturated load")
+    q.add_argument("--store", help="results store (default $VEIL_STORE or .veil/results.sqlite)")
     q.set_defaults(handler=cmd_latency_load)
     q = msub.add_parser("leak", help="an adversary on every channel tries to tell two secret access patterns apart")
     q.add_argument("config", help="TOML file of experiment memnet.leak")
     q.add_argument("overrides", nargs="*", help="key=value overrides (a.hot_modules=[1,2], algorithm=...)")
     q.add_argument("--json", default="", help="also write the result fields to this JSON file")
+    q.add_argument("--store", help="results store (default $VEIL_STORE or .veil/results.sqlite)")
     q.set_defaults(handler=cmd_leak)

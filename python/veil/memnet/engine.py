@@ -30,8 +30,12 @@ def _call(fn, *args):
     try:
         return fn(*args)
     except ValueError as e:
+        from veil.core.config import name_serde_error
+
         msg = str(e)
-        raise MemnetConfigError(msg[len("config: "):] if msg.startswith("config: ") else msg) from None
+        msg = msg[len("config: "):] if msg.startswith("config: ") else msg
+        text = next((a for a in args if isinstance(a, str) and a.startswith("{")), "")
+        raise MemnetConfigError(name_serde_error(msg, text)) from None
     except RuntimeError as e:
         raise MemnetRunError(str(e)) from None
 

@@ -6,9 +6,9 @@ describes it and gives every timing value's source."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from veil import _native
 from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_component, register_experiment
@@ -29,7 +29,7 @@ class SecureParams(BaseModel):
                                                          "(>= 5: a 64-byte line and its header)")
     slot_cycles: int = Field(0, ge=0, description="constant_rate: cycles between packets on an injection channel "
                                                   "(0 = back to back)")
-    hot_modules: list[int] = Field([], description="adaptive_ghost: modules given hot_weight slots per round "
+    hot_modules: list[Annotated[int, Field(ge=0)]] = Field([], description="adaptive_ghost: modules given hot_weight slots per round "
                                                    "(public and fixed; must exist)")
     hot_weight: int = Field(4, ge=1, le=1024, description="adaptive_ghost: slots per round of each hot module")
     dwell_cycles: int = Field(0, ge=0, description="cycles a packet stays at least at each module where it may pick "
@@ -70,7 +70,7 @@ class MemSysConfig(ExperimentConfig):
     layers: int = Field(4, ge=1, description="DRAM layers per module")
     vaults: int = Field(16, ge=1, description="vaults per module")
     banks_per_layer: int = Field(2, ge=1, description="banks per layer in a vault")
-    gb: int = Field(2, ge=1, description="GiB per module")
+    gb: int = Field(2, ge=1, le=1 << 20, description="GiB per module")
     row_bytes: int = Field(256, ge=64, description="row buffer bytes")
     address_mapping: str = Field("RW:VL:CB:LY:CLL", description="address fields, most significant first (RW, VL, CB, LY, BK, CL, CLL)")
     page_policy: str = Field("closed", description="closed or open")
@@ -97,7 +97,7 @@ class MemSysConfig(ExperimentConfig):
     requests_per_cpu: int = Field(2000, ge=1, description="records (fills and writebacks) per core")
     write_fraction: float = Field(0.25, ge=0, le=1, description="probability a fill is followed by a writeback")
     insts_per_miss: float = Field(100.0, ge=0, description="mean instructions between misses")
-    hot_modules: list[int] = Field([0], description="hotspot: hot modules")
+    hot_modules: list[Annotated[int, Field(ge=0)]] = Field([0], description="hotspot: hot modules (must exist)")
     hotspot_fraction: float = Field(0.5, ge=0, le=1, description="hotspot: fraction of misses to hot modules")
     address_space: int = Field(0, ge=0, description="bytes the workload uses (0 = all capacity)")
     trace: InputFile = Field("", description="workload = trace: a veil-trace file, thread i on CPU i "
@@ -119,6 +119,46 @@ class MemSysConfig(ExperimentConfig):
                                                                              "(minimal is non-secure; direct is its old name)")
     secure: SecureParams = Field(default_factory=SecureParams, description="parameters of the secure routing algorithms")
     max_cycles: int = Field(0, ge=0, description="give up after this many cycles (0 = no limit)")
+
+    @model_validator(mode="after")
+    def _relations(self):
+        modules = _modules(self)
+        if modules is None:
+            return self
+        for key, hot in (("hot_modules", self.hot_modules if self.workload == "hotspot" else []),
+                         ("secure.hot_modules", self.secure.hot_modules)):
+            absent = [m for m in hot if m >= modules]
+            if absent:
+                raise ValueError(f"{key}: module(s) {absent} do not exist (the network has {modules} modules, "
+                                 f"0..{modules - 1})")
+        if self.workload == "hotspot" and not self.hot_modules:
+            raise ValueError("hot_modules: the hotspot workload needs at least one hot module")
+        if self.workload == "trace" and self.trace:
+            _trace_records(self.trace)
+        if 0 < self.address_space < 64 * modules:
+            raise ValueError(f"address_space: {self.address_space} bytes is less than one 64-byte line per module "
+                             f"({64 * modules} bytes for {modules} modules; 0 = all capacity)")
+        return self
+
+
+def _trace_records(path: str) -> int:
+    from veil.core.tracefile import trace_records
+
+    try:
+        return trace_records(path)  # the whole file checked, an empty trace refused
+    except ConfigError as e:
+        raise ValueError(str(e)) from None
+
+
+def _modules(cfg: "MemSysConfig") -> int | None:
+    """Memory modules (routers) of the config's topology; None for one this model does not know."""
+    if cfg.topology in ("mesh", "torus"):
+        return cfg.k ** cfg.n
+    if cfg.topology == "flatfly":
+        return cfg.k * cfg.k
+    if cfg.topology == "dragonfly":
+        return cfg.a * (cfg.g if cfg.g is not None else cfg.a * cfg.h + 1)
+    return None
 
 
 def to_rust_config(cfg: MemSysConfig) -> dict[str, Any]:

@@ -13,16 +13,35 @@ KB = 1024
 MAX_ID = (1 << 64) - 1
 
 
-def _size(text: str) -> int:
+def _size(text: str, flag: str = "--block-size") -> int:
     t = text.strip().upper().removesuffix("B")
     mult = {"K": KB, "M": KB * KB, "G": KB ** 3}.get(t[-1:], 1)
     try:
-        v = int(float(t[:-1] if mult > 1 else t) * mult)
+        f = float(t[:-1] if mult > 1 else t) * mult
     except ValueError:
-        raise ConfigError(f"size {text!r}: expected a number with optional K, M or G") from None
+        raise ConfigError(f"{flag} {text}: expected a number with optional K, M or G") from None
+    if not f < 2**63:  # inf, nan and sizes no machine holds: one line, not an OverflowError
+        raise ConfigError(f"{flag} {text}: must be a finite number below 2^63")
+    v = int(f)
     if v <= 0:
-        raise ConfigError(f"size {text!r}: must be positive")
+        raise ConfigError(f"{flag} {text}: must be positive")
     return v
+
+
+def _redis(addr: str | None) -> str | None:
+    """`--redis HOST:PORT` checked before any work: a bad port or an unknown host is bad input."""
+    if addr is None:
+        return None
+    import socket
+
+    host, sep, port = addr.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError(f"--redis {addr}: expected HOST:PORT with a port in 1..65535")
+    try:
+        socket.getaddrinfo(host.strip("[]"), int(port))
+    except OSError as e:
+        raise ConfigError(f"--redis {addr}: cannot resolve host {host!r} ({e.strerror or e})") from None
+    return addr
 
 
 def _native_call(fn, *a, **kw):
@@ -81,6 +100,7 @@ def cmd_init(args) -> int:
     if args.blocks is not None and not 1 <= args.blocks <= 1 << 32:
         raise ConfigError(f"--blocks {args.blocks}: must be in 1..2^32")
     _threads(args.threads)
+    _redis(args.redis)
     for f in args.files:
         if not Path(f).is_file():
             raise ConfigError(f"{f}: not a readable file")

@@ -29,7 +29,8 @@ class AccessConfig(ExperimentConfig):
     pattern: Literal["uniform", "repeat", "sequential"] = Field("uniform", description="request sequence")
     backend: Literal["memory", "file", "redis"] = Field(
         "memory", description="untrusted storage: RAM, a data directory (a temporary one, fsync'd), or Redis")
-    redis: str = Field("127.0.0.1:6379", description="host:port of the Redis server (backend = redis)")
+    redis: str = Field("127.0.0.1:6379", pattern=r"^(\[[0-9a-fA-F:]+\]|[^\s:\[\]]+):([1-9][0-9]{0,4})$",
+                       description="host:port of the Redis server (backend = redis)")
     pace: bool = Field(True, description="each request waits for its share of the shuffle (constant latency)")
     pace_margin: float = Field(0.15, ge=0, le=4, description="headroom of the request clock over the recent "
                                                              "shuffle time (more: flatter latency, longer)")

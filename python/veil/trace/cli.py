@@ -86,6 +86,8 @@ def cmd_run(args) -> int:
 def cmd_stats(args) -> int:
     from .stats import trace_stats
 
+    if not 1 <= args.top <= 1 << 20:
+        raise ConfigError(f"--top {args.top}: must be in 1..1048576")
     try:
         s = trace_stats(args.file, tuple(sorted({8, 16, 32, args.top})))
     except TraceFormatError as e:
@@ -106,6 +108,9 @@ def cmd_stats(args) -> int:
               f"{t['store_fills']:>11} {t['writebacks']:>11} {t['mpki']:>8.3f}")
     print(f"  total: {s['insts']} instructions, {s['fills']} fills, {s['writebacks']} writebacks, "
           f"{s['mpki']:.3f} MPKI, {s['llc_hits']} L1 misses hit the LLC")
+    straddles = sum(t.get("straddles", 0) for t in tool)
+    if tool and all("straddles" in t for t in tool):  # traces from a tool before the count: no line
+        print(f"  straddling accesses: {straddles} (each fills both its lines; cachegrind counts one miss)")
     print(f"  fetched words: {s['fetched_words']} ({s['distinct_values']} distinct values)")
     for n, c in sorted(s["coverage"].items()):
         print(f"  top-{n} frequent values cover {100 * c:.1f}% of fetched words")

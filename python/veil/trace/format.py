@@ -160,6 +160,10 @@ class TraceReader:
             bad = np.flatnonzero(out["kind"] > WRITEBACK)
             if bad.size:
                 raise self._corrupt(at, f"record {bad[0]} of the block has kind {out['kind'][bad[0]]}")
+            bad = np.flatnonzero(out["addr"] & np.uint64(ls - 1))
+            if bad.size:
+                raise self._corrupt(at, f"record {bad[0]} of the block has address {int(out['addr'][bad[0]]):#x}, "
+                                        f"not aligned to the {ls}-byte line")
             self._records += n
             self._blocks += 1
             yield out

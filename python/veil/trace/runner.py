@@ -85,8 +85,13 @@ def parse_bytes(text: str, what: str) -> int:
 # Wrappers that take away what differs between runs of the same program (docs/trace.md): a PID
 # namespace (the thread ids glibc stores in memory start from 1) and no address randomisation
 # (the vDSO's address reaches memory). The first that works here is used.
-_ISOLATION = (["unshare", "--pid", "--fork", "--kill-child", "setarch", "-R"],
-              ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "setarch", "-R"],
+# A shell is the namespace's PID 1, not the tool: the kernel drops a signal with no handler sent to
+# PID 1, so a program that kills itself (raise(SIGTERM), abort()) would leave Valgrind, which
+# re-sends it to itself to die, panicking ("signal was supposed to be fatal"). The program is
+# then PID 2, as fixed as 1 was.
+_INIT = ["sh", "-c", '"$@"; exit $?', "sh"]
+_ISOLATION = (["unshare", "--pid", "--fork", "--kill-child", *_INIT, "setarch", "-R"],
+              ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", *_INIT, "setarch", "-R"],
               ["setarch", "-R"])
 _isolation: list[str] | None = None
 
@@ -161,13 +166,13 @@ def _valgrind_version() -> str:
 
 
 def _check_writable(out: Path) -> None:
-    if out.is_dir():
-        raise ConfigError(f"--out: {out} is a directory")
+    from veil.core.paths import check_output_file
+
+    # A scratch file, not permission bits: root may "write" /proc or a read-only mount by the bits.
+    check_output_file(out, "--out")
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise ConfigError(f"--out: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise ConfigError(f"--out: {out} is not writable")
 
 
 def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, cwd: Path | None = None,
@@ -183,6 +188,8 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
     _check_writable(out)
     lib = ensure_tool()
     exe = shutil.which(program) if os.sep not in program else program
+    if exe is not None and os.path.isdir(exe):
+        raise ConfigError(f"program '{program}' is a directory, not an executable")
     if exe is None or not os.access(exe, os.X_OK):
         raise ConfigError(f"program '{program}' is not an executable or on PATH")
     patch = {"program": Path(exe).name, "args": list(args), "tool_version": tool_version(quantum), **(header or {})}
@@ -204,26 +211,32 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
         from veil import _native
         result: dict = {}
 
+        finished = threading.Event()
+
         def pack():
             try:
                 q = [quantum] if quantum is not None else []
                 result["summary"] = json.loads(_native.trace.pack_fd(rfd, str(tmp), json.dumps(patch), *q, codec=PACK_CODEC))
-            except ValueError as e:
+            except (ValueError, OSError) as e:
                 result["error"] = str(e)
+            finally:
+                finished.set()
 
         t0 = time.monotonic()
         worker = threading.Thread(target=pack, daemon=True)
         worker.start()
+        # Waiting on an Event, not Thread.join(timeout): a Ctrl-C inside join() makes Python 3.11
+        # mark the running thread as stopped, the later join() returns at once, and the packer,
+        # still inside Rust, is torn down at exit ("FATAL: exception not rethrown", SIGABRT).
         try:
-            while worker.is_alive():
-                worker.join(1.0)
-                if progress and worker.is_alive():
+            while not finished.wait(1.0):
+                if progress:
                     progress(time.monotonic() - t0, tmp.stat().st_size if tmp.exists() else 0)
             rc = proc.wait()
         except BaseException:
-            proc.kill()
+            proc.kill()  # --kill-child: the tool dies too, so the packer reads the end of the pipe
             proc.wait()
-            worker.join()
+            finished.wait()
             tmp.unlink(missing_ok=True)
             raise
         err.seek(0)
@@ -231,6 +244,13 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
     if rc != 0:
         tmp.unlink(missing_ok=True)
         why = lines[-1] if lines else "no message"
+        if rc > 128 and lines == []:  # the shell reports a program killed by signal N as 128 + N
+            import signal
+
+            try:
+                why = f"killed by {signal.Signals(rc - 128).name}"
+            except ValueError:
+                pass
         raise VeilError(f"{Path(exe).name} exited with status {rc} under valgrind: {why}")
     if "error" in result:
         tmp.unlink(missing_ok=True)

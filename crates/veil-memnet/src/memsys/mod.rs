@@ -1257,6 +1257,8 @@ impl MemSystem {
         let started = std::time::Instant::now();
         let max = self.cfg.max_cycles;
         let mut deliveries = Vec::new();
+        // Progress counts the records the cores have issued (the trace workload may end sooner).
+        veil_core::progress::start(self.cfg.workload.requests_per_cpu * self.cores.len() as u64, "records");
         loop {
             let now = self.engine.now;
             while let Some(&Reverse((t, kind, id))) = self.events.peek() {
@@ -1276,8 +1278,11 @@ impl MemSystem {
             if self.cores_done == self.cores.len() && self.live == 0 && self.engine.flits_in_flight() == 0 {
                 break;
             }
-            if now & 1023 == 0 && veil_core::interrupt::requested() {
-                return Err(SimError::Interrupted);
+            if now & 1023 == 0 {
+                if veil_core::interrupt::requested() {
+                    return Err(SimError::Interrupted);
+                }
+                veil_core::progress::set(self.cores.iter().map(|c| c.stats.reads + c.stats.writes).sum());
             }
             if max > 0 && now >= max {
                 return Err(SimError::Conservation(format!(
