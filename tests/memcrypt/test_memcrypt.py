@@ -102,6 +102,7 @@ def test_config_files_validate(path):
     ("line_bytes=32", "line_bytes"),
     ("window=end", "window"),
     ("write_buffer=0", "write_buffer"),
+    ("arbitration=priority", "memcrypt.arbitration"),
 ])
 def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.run"\nmax_records = 1000\n')

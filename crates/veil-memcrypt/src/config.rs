@@ -83,6 +83,9 @@ pub struct Config {
     pub tdes_stages: u32,
     /// Replicated pipelined engines, shared by demand, MAC and speculative work.
     pub engines: u32,
+    /// How engine slots are shared: "demand_first" (speculation only in slots no demand work
+    /// needs, the paper's "idle cycles") or "fcfs" (one calendar, first come first served).
+    pub arbitration: String,
     /// CAM compare of a speculated ciphertext or MAC, cycles.
     pub compare_cycles: f64,
     /// Bitmap cache entries (one 64-byte bitmap line = one 4 KB page each; 128 = 8 KB, §3.2.2).
@@ -146,6 +149,7 @@ impl Default for Config {
             tdes_latency_ns: 96.0,
             tdes_stages: 48,
             engines: 4,
+            arbitration: "demand_first".into(),
             compare_cycles: 1.0,
             bitmap_cache_entries: 128,
             bitmap_cache_ways: 4,
@@ -240,6 +244,7 @@ impl Config {
                 self.bitmap_cache_ways, self.bitmap_cache_entries
             )));
         }
+        crate::engines::Arbitration::parse(&self.arbitration)?;
         crate::prefetch::Prefetcher::new(&self.bitmap_prefetch, self.bitmap_prefetch_degree, self.bitmap_prefetch_streams)?;
         if self.bitmap_prefetch_degree == 0 || self.bitmap_prefetch_degree > 64 {
             return Err(Error::config(format!(

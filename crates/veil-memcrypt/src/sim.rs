@@ -33,7 +33,7 @@ use crate::bitmap::{BitmapCache, Lookup};
 use crate::config::Config;
 use crate::deps::PointerDeps;
 use crate::dram::Dram;
-use crate::engines::Engines;
+use crate::engines::{Arbitration, Engines};
 use crate::error::{Error, Result};
 use crate::fvt::{self, Fvt};
 use crate::layout;
@@ -99,6 +99,9 @@ pub struct Results {
     pub chunks_predicted: u64,
     pub spec_ops: u64,
     pub demand_ops: u64,
+    /// Speculative operations a later miss's demand operation landed on under `demand_first`
+    /// arbitration (the arbiter would have issued them later; the model keeps their times).
+    pub spec_displaced: u64,
     /// Bitmap-cache lookups of fills and writebacks that found their page (a prefetch still in
     /// flight counts as a hit, and in `bitmap_late`) or did not (a demand fetch).
     pub bitmap_hits: u64,
@@ -202,7 +205,7 @@ impl Sim {
                 cfg.t_rp,
                 cfg.dram_pipelined_cas,
             ),
-            eng: Engines::new(lat_ns * cfg.freq_ghz, stages, cfg.engines),
+            eng: Engines::with_arbitration(lat_ns * cfg.freq_ghz, stages, cfg.engines, Arbitration::parse(&cfg.arbitration)?),
             bitmaps: BitmapCache::new(cfg.bitmap_cache_entries, cfg.bitmap_cache_ways),
             prefetcher: Prefetcher::new(&cfg.bitmap_prefetch, cfg.bitmap_prefetch_degree, cfg.bitmap_prefetch_streams)?,
             pf_buf: Vec::new(),
@@ -283,12 +286,12 @@ impl Sim {
         self.r.bitmap_ops += 2 * n;
         let mut last = [0u64];
         if demand {
-            self.eng.book(arrive, 2, u64::MAX, &[1], &mut last);
+            self.eng.book_demand(arrive, 2, u64::MAX, &[1], &mut last);
             let ready = self.eng.done(last[0], arrive);
-            self.eng.book(arrive, 2 * n - 2, u64::MAX, &[], &mut []);
+            self.eng.book_demand(arrive, 2 * n - 2, u64::MAX, &[], &mut []);
             ready
         } else {
-            self.eng.book(arrive, 2 * n, u64::MAX, &[2 * n - 1], &mut last);
+            self.eng.book_demand(arrive, 2 * n, u64::MAX, &[2 * n - 1], &mut last);
             self.eng.done(last[0], arrive)
         }
     }
@@ -299,7 +302,7 @@ impl Sim {
             self.dram.access(t, BITMAP_REGION + v);
             let ops = 2 * self.scheme.chunks() as u64 + 1;
             self.r.bitmap_ops += ops;
-            self.eng.book(t, ops, u64::MAX, &[], &mut []);
+            self.eng.book_demand(t, ops, u64::MAX, &[], &mut []);
         }
     }
 
@@ -440,7 +443,7 @@ impl Sim {
         if self.scheme.mode == Mode::Direct {
             self.eng.demand_ops += n as u64;
             let mut slots = [0u64; 8];
-            self.eng.book(t_data, n as u64, u64::MAX, &[0, 1, 2, 3, 4, 5, 6, 7][..n], &mut slots);
+            self.eng.book_demand(t_data, n as u64, u64::MAX, &[0, 1, 2, 3, 4, 5, 6, 7][..n], &mut slots);
             for j in 0..n {
                 dem_dec[j] = self.eng.done(slots[j], t_data);
             }
@@ -545,7 +548,7 @@ impl Sim {
         // The line goes to memory once it is encrypted and its MACs computed (its last
         // operation), with its new nonce or counter.
         let mut last = [0u64];
-        self.eng.book(t, ops, u64::MAX, &[ops - 1], &mut last);
+        self.eng.book_demand(t, ops, u64::MAX, &[ops - 1], &mut last);
         let sealed = self.eng.done(last[0], t);
         let done = self.dram.access(sealed, line);
         if self.track_bm {
@@ -735,6 +738,7 @@ impl Sim {
         r.ipc = if self.t > 0.0 { r.insts as f64 / self.t } else { 0.0 };
         r.spec_ops = self.eng.spec_ops;
         r.demand_ops = self.eng.demand_ops;
+        r.spec_displaced = self.eng.displaced;
         let d = self.dram.stats();
         r.dram_row_hits = d.row_hits;
         r.dram_row_closed = d.row_closed;

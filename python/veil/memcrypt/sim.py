@@ -38,6 +38,14 @@ BITMAP_PREFETCHERS = {
     "stream": "stream table: once two consecutive pages (up or down) miss, keeps `bitmap_prefetch_degree` bitmap "
               "lines ahead of the stream; isolated misses fetch nothing extra",
 }
+ARBITRATIONS = {
+    "demand_first": "demand decryptions, MAC checks, writebacks and bitmap lines take engine slots first; speculation "
+                    "only the slots no demand work needs (the paper's idle cycles; lower priority, not pre-emptive)",
+    "fcfs": "one first-come-first-served calendar for all engine work: a miss's candidates can delay the demand work "
+            "of the misses behind it",
+}
+for _n, _d in ARBITRATIONS.items():
+    register_component("memcrypt.arbitration", _n, doc=_d)
 for _n, _d in BITMAP_PREFETCHERS.items():
     register_component("memcrypt.bitmap_prefetch", _n, doc=_d)
 for _n, _d in MODES.items():
@@ -101,6 +109,8 @@ class MachineConfig(ExperimentConfig):
     tdes_latency_ns: float = Field(96.0, ge=0, description="TDES latency, ns (Table 2: 96)")
     tdes_stages: int = Field(48, ge=1, le=10_000, description="TDES pipeline stages (Table 2: 48)")
     engines: int = Field(4, ge=1, le=1024, description="replicated pipelined crypto engines (shared by all work)")
+    arbitration: ComponentName("memcrypt.arbitration") = Field(
+        "demand_first", description="how engine slots are shared between demand and speculative work")
     compare_cycles: float = Field(1.0, ge=0, description="CAM compare of a speculated ciphertext or MAC, cycles")
     bitmap_cache_entries: int = Field(128, ge=1, le=1 << 20, description="bitmap cache entries (one 4 KB page each; 128 = 8 KB, §3.2.2)")
     bitmap_cache_ways: int = Field(4, ge=1, le=1 << 10, description="bitmap cache ways")
@@ -192,6 +202,8 @@ RUN_RESULTS = {
     "chunks_predicted": ("", "chunks whose ciphertext speculation hit"),
     "spec_ops": ("", "crypto engine operations spent on speculation"),
     "demand_ops": ("", "crypto engine operations spent on demand decryption and MAC checks"),
+    "spec_displaced": ("", "speculative operations a later miss's demand operation landed on under demand_first "
+                           "arbitration (the model keeps their times: optimistic by at least one slot)"),
     "bitmap_hits": ("", "bitmap cache hits"),
     "bitmap_misses": ("", "bitmap cache misses (a memory read and a decryption each)"),
     "bitmap_prefetches": ("", "bitmap lines fetched by the bitmap prefetcher"),
