@@ -103,6 +103,9 @@ def test_config_files_validate(path):
     ("window=end", "window"),
     ("write_buffer=0", "write_buffer"),
     ("arbitration=priority", "memcrypt.arbitration"),
+    ("bitmap_fetch=lazy", "memcrypt.bitmap_fetch"),
+    ("tlb_entries=0", "tlb_entries"),
+    ("walk_latency=-1", "walk_latency"),
 ])
 def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.run"\nmax_records = 1000\n')

@@ -102,9 +102,17 @@ pub struct Config {
     /// A writeback updates its page's bitmap line only when the line's bitmap changed (the
     /// bitmap it was fetched with is kept beside it in the L2); false: every writeback does.
     pub bitmap_write_if_changed: bool,
-    /// Beyond the paper: each line's bitmap travels with its MACs (pad-encrypted), so no bitmap
-    /// line is fetched, but speculation cannot know the pairs before the line arrives.
-    pub bitmap_inline: bool,
+    /// When a page's bitmap line is fetched: "with_walk" (alongside the page walk of a data-TLB
+    /// miss, the paper's sizing of the bitmap cache against the TLB), "on_miss" (on a
+    /// bitmap-cache miss when the L2 miss is known), "inline" (beyond the paper: each line's
+    /// bitmap travels with its MACs, no bitmap lines, but speculation cannot know the pairs
+    /// before the line arrives).
+    pub bitmap_fetch: String,
+    /// Data TLB entries (4 KB pages; §3.2.2: 128) and ways.
+    pub tlb_entries: usize,
+    pub tlb_ways: usize,
+    /// Page walk of a data-TLB miss, core cycles (SimpleScalar sim-outorder's default: 30).
+    pub walk_latency: f64,
     /// Fast-forward (paper §5: "During fast-forwarding, L1 cache, L2 cache, and frequent value
     /// tracking are simulated"): the first this-many records only train the FVT, the lines'
     /// bitmaps, the bitmap cache and its prefetcher; timing and every count start after them.
@@ -157,7 +165,10 @@ impl Default for Config {
             bitmap_prefetch_degree: 1,
             bitmap_prefetch_streams: 8,
             bitmap_write_if_changed: true,
-            bitmap_inline: false,
+            bitmap_fetch: "with_walk".into(),
+            tlb_entries: 128,
+            tlb_ways: 4,
+            walk_latency: 30.0,
             warmup_records: 0,
             seed: 1,
         }
@@ -245,6 +256,14 @@ impl Config {
             )));
         }
         crate::engines::Arbitration::parse(&self.arbitration)?;
+        crate::sim::BitmapFetch::parse(&self.bitmap_fetch)?;
+        if self.tlb_entries == 0 || self.tlb_ways == 0 || self.tlb_entries % self.tlb_ways != 0 {
+            return Err(Error::config(format!(
+                "tlb_entries: must be a positive multiple of tlb_ways ({}), got {}",
+                self.tlb_ways, self.tlb_entries
+            )));
+        }
+        nonneg("walk_latency", self.walk_latency)?;
         crate::prefetch::Prefetcher::new(&self.bitmap_prefetch, self.bitmap_prefetch_degree, self.bitmap_prefetch_streams)?;
         if self.bitmap_prefetch_degree == 0 || self.bitmap_prefetch_degree > 64 {
             return Err(Error::config(format!(

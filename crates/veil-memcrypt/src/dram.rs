@@ -129,6 +129,7 @@ struct Bank {
     retired_row: u64,
 }
 
+#[derive(Clone)]
 pub struct Dram {
     banks: Vec<Bank>,
     /// The data bus's reservations (they never overlap; each lasts one burst).

@@ -40,7 +40,10 @@ use crate::layout;
 use crate::mode::CipherKind;
 use crate::prefetch::Prefetcher;
 use crate::record::{Kind, Record};
-use crate::secure::{Mode, Scheme, BITMAP_REGION};
+use crate::secure::{Mode, Scheme, BITMAP_REGION, LINES_PER_BITMAP};
+use crate::tlb::Tlb;
+
+pub use bitmaps::BitmapFetch;
 
 mod bitmaps;
 
@@ -120,6 +123,11 @@ pub struct Results {
     pub dependent_misses: u64,
     /// Over load fills: cycles by which waiting for the bitmap delayed the data's use.
     pub bitmap_wait_cycles: f64,
+    /// Fills (loads and stores) whose page missed the data TLB (a page walk each).
+    pub tlb_misses: u64,
+    /// Bitmap lines fetched alongside a page walk (`bitmap_fetch = "with_walk"`), not counted
+    /// in `bitmap_misses`.
+    pub bitmap_walk_fetches: u64,
     pub dram_row_hits: u64,
     pub dram_row_closed: u64,
     pub dram_row_conflicts: u64,
@@ -133,7 +141,10 @@ pub struct Results {
     pub dram_unloaded: (f64, f64, f64),
 }
 
-/// One timing run over a record stream.
+/// One timing run over a record stream. All of the machine's state (core, caches of bitmaps and
+/// translations, FVT, SDRAM reservations, engine calendar, counters) lives here, so a run can
+/// be cloned at a record boundary (e.g. to warm one copy per sampled window).
+#[derive(Clone)]
 pub struct Sim {
     scheme: Scheme,
     encryption: bool,
@@ -158,7 +169,9 @@ pub struct Sim {
     /// Per page: the stored bitmaps of its 64 lines and which of them were set.
     line_bm: LineMap<([u8; 64], u64)>,
     track_bm: bool,
-    bitmap_inline: bool,
+    bitmap_fetch: BitmapFetch,
+    tlb: Tlb,
+    walk: f64,
     bitmap_write_if_changed: bool,
     deps: Option<PointerDeps>,
     /// Warm-up records still to come.
@@ -213,7 +226,9 @@ impl Sim {
             pf_buf: Vec::new(),
             line_bm: LineMap::default(),
             track_bm: cfg.encryption && scheme.chunk_bytes() == 16,
-            bitmap_inline: cfg.bitmap_inline,
+            bitmap_fetch: BitmapFetch::parse(&cfg.bitmap_fetch)?,
+            tlb: Tlb::new(cfg.tlb_entries, cfg.tlb_ways),
+            walk: cfg.walk_latency,
             bitmap_write_if_changed: cfg.bitmap_write_if_changed,
             deps: cfg.pointer_dependences.then(|| PointerDeps::new(1 << 12)),
             warm_left: cfg.warmup_records,
@@ -256,10 +271,14 @@ impl Sim {
     /// A fill of `line` requested at `t`: returns when its data arrives, when it is usable and
     /// by how much waiting for the bitmap delayed that.
     #[inline(always)]
-    fn fill(&mut self, t: f64, line: u64, w: &[u64; 8]) -> (f64, f64, f64) {
+    fn fill(&mut self, t: f64, line: u64, w: &[u64; 8], walk_at: Option<f64>) -> (f64, f64, f64) {
         let t_miss = t + self.l2;
-        let t_data = self.dram.access(t_miss, line);
         let reorders = self.scheme.reorders();
+        if let (Some(tw), true) = (walk_at, self.encryption && reorders && self.bitmap_fetch == BitmapFetch::WithWalk) {
+            // Booked before the data line: it is requested earlier, at the walk's start.
+            self.bitmap_walk_fetch(tw, line);
+        }
+        let t_data = self.dram.access(t_miss, line);
         let cb = self.scheme.chunk_bytes();
         let n = self.scheme.chunks();
         let nf = self.fvt.capacity().min(self.fvt.values().len()) as u64;
@@ -306,7 +325,7 @@ impl Sim {
         let lat = self.eng.lat;
         let mut ready = t_data;
         let mut bm_cached = true;
-        if reorders && self.bitmap_inline {
+        if reorders && (self.bitmap_fetch == BitmapFetch::Inline) {
             // The bitmap travels with the line's MACs, encrypted with a pad computed at miss
             // issue: known when the line arrives, not before (speculation covers every chunk).
             self.eng.demand(t_miss, 1);
@@ -471,13 +490,27 @@ impl Sim {
             }
             return;
         }
+        self.tlb.translate(line / LINES_PER_BITMAP);
         if self.track_bm {
             self.bitmap_or_insert(line, freq);
-            if self.scheme.reorders() && !self.bitmap_inline {
+            if self.scheme.reorders() && !(self.bitmap_fetch == BitmapFetch::Inline) {
                 self.warm_bitmap_cache(line, false);
             }
         }
         self.fvt.observe_line(&w, &pos);
+    }
+
+    /// The data TLB for a fill whose instruction issues at `t`: returns when the access can go
+    /// to the caches and, on a miss, when the page walk started. Writebacks carry physical
+    /// addresses and need no translation.
+    #[inline(always)]
+    fn translate(&mut self, t: f64, line: u64) -> (f64, Option<f64>) {
+        if self.tlb.translate(line / LINES_PER_BITMAP) {
+            (t, None)
+        } else {
+            self.r.tlb_misses += 1;
+            (t + self.walk, Some(t))
+        }
     }
 
     /// Waits, if the write buffer is full, until its oldest entry has gone to memory; returns
@@ -567,7 +600,8 @@ impl Sim {
                         t0 = p;
                     }
                 }
-                let (data, ready, bm_wait) = self.fill(t0, line, &w);
+                let (t_req, walk_at) = self.translate(t0, line);
+                let (data, ready, bm_wait) = self.fill(t_req, line, &w, walk_at);
                 if let Some(d) = &mut self.deps {
                     d.record(&w, ready, LINE_LIMIT);
                 }
@@ -579,7 +613,8 @@ impl Sim {
             Kind::StoreFill => {
                 self.r.store_fills += 1;
                 let t0 = self.write_slot();
-                let (data, _, _) = self.fill(t0, line, &w);
+                let (t_req, walk_at) = self.translate(t0, line);
+                let (data, _, _) = self.fill(t_req, line, &w, walk_at);
                 self.writes.push_back(data);
             }
             Kind::Writeback => {

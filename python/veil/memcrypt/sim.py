@@ -44,6 +44,15 @@ ARBITRATIONS = {
     "fcfs": "one first-come-first-served calendar for all engine work: a miss's candidates can delay the demand work "
             "of the misses behind it",
 }
+BITMAP_FETCHES = {
+    "with_walk": "a page's bitmap line is requested alongside the page walk of its data-TLB miss (the bitmap cache covers "
+                 "the TLB's reach, §3.2.2), and on a bitmap-cache miss otherwise",
+    "on_miss": "a page's bitmap line is requested on a bitmap-cache miss, when the L2 miss is known (after any walk)",
+    "inline": "beyond the paper: each line's bitmap travels with its MACs (no bitmap lines, no bitmap cache); "
+              "speculation cannot know the pairs before the line arrives",
+}
+for _n, _d in BITMAP_FETCHES.items():
+    register_component("memcrypt.bitmap_fetch", _n, doc=_d)
 for _n, _d in ARBITRATIONS.items():
     register_component("memcrypt.arbitration", _n, doc=_d)
 for _n, _d in BITMAP_PREFETCHERS.items():
@@ -122,8 +131,12 @@ class MachineConfig(ExperimentConfig):
     bitmap_write_if_changed: bool = Field(True, description="a writeback updates its page's bitmap line only when "
                                                             "the line's bitmap changed (the fetched bitmap is kept "
                                                             "beside the L2 line); false: every writeback does")
-    bitmap_inline: bool = Field(False, description="beyond the paper: bitmaps travel with each line's MACs instead "
-                                                   "of bitmap lines and a bitmap cache")
+    bitmap_fetch: ComponentName("memcrypt.bitmap_fetch") = Field(
+        "with_walk", description="when a page's bitmap line is fetched under re-ordering")
+    tlb_entries: int = Field(128, ge=1, le=1 << 20, description="data TLB entries, 4 KB pages (§3.2.2: 128; Table 2: 256)")
+    tlb_ways: int = Field(4, ge=1, le=1 << 10, description="data TLB ways (Table 2: 4)")
+    walk_latency: float = Field(30.0, ge=0, description="page walk of a data-TLB miss, core cycles (SimpleScalar "
+                                                        "sim-outorder's default TLB miss latency: 30)")
 
     @model_validator(mode="after")
     def _fit(self):
@@ -210,6 +223,8 @@ RUN_RESULTS = {
     "bitmap_prefetches_used": ("", "prefetched bitmap lines a fill or writeback then used"),
     "bitmap_late": ("", "bitmap cache hits that waited for a prefetch still in flight"),
     "bitmap_ops": ("", "crypto engine operations on bitmap lines (decryption, authentication, re-encryption)"),
+    "tlb_misses": ("", "load and store fills whose page missed the data TLB (a page walk each)"),
+    "bitmap_walk_fetches": ("", "bitmap lines requested alongside a page walk (bitmap_fetch = with_walk)"),
     "bitmap_wait_cycles": ("cycles", "over load fills, CPU cycles by which waiting for the bitmap delayed the data"),
     "dependent_misses": ("", "load misses that waited for the line holding their address (pointer chasing)"),
     "frequent_words_lost_odd": ("", "frequent words left without a frequent partner: the odd one of the bitmap"),

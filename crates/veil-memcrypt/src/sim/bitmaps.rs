@@ -4,7 +4,33 @@
 
 use super::{Sim, LINE_LIMIT};
 use crate::bitmap::Lookup;
+use crate::error::{Error, Result};
 use crate::secure::{BITMAP_REGION, LINES_PER_BITMAP};
+
+/// When a page's bitmap line is fetched under re-ordering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitmapFetch {
+    /// Alongside the page walk of a data-TLB miss (the bitmap cache covers the TLB's reach, as
+    /// the paper sizes it), and on a bitmap-cache miss otherwise.
+    WithWalk,
+    /// On a bitmap-cache miss, when the L2 miss is known (after any walk).
+    OnMiss,
+    /// No bitmap lines: each line's bitmap travels with its MACs (beyond the paper).
+    Inline,
+}
+
+impl BitmapFetch {
+    pub const KNOWN: [&'static str; 3] = ["with_walk", "on_miss", "inline"];
+
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "with_walk" => Ok(BitmapFetch::WithWalk),
+            "on_miss" => Ok(BitmapFetch::OnMiss),
+            "inline" => Ok(BitmapFetch::Inline),
+            _ => Err(Error::config(format!("bitmap_fetch: unknown bitmap fetch '{s}' (known: {})", Self::KNOWN.join(", ")))),
+        }
+    }
+}
 
 impl Sim {
     /// The stored bitmap of `line` (a fill), set to `default` when there is none yet: one
@@ -126,7 +152,7 @@ impl Sim {
     #[inline(always)]
     pub(super) fn store_written_bitmap(&mut self, line: u64, bm: u8) -> bool {
         let changed = self.replace_bitmap(line, bm) != Some(bm);
-        self.scheme.reorders() && !self.bitmap_inline && (changed || !self.bitmap_write_if_changed)
+        self.scheme.reorders() && self.bitmap_fetch != BitmapFetch::Inline && (changed || !self.bitmap_write_if_changed)
     }
 
     /// The bitmap cache and prefetcher side of [`Sim::bitmap_access`], untimed.
@@ -144,5 +170,21 @@ impl Sim {
                 sim.bitmaps.fill(p, 0.0, false, true);
             });
         }
+    }
+
+    /// A data-TLB miss at `t` under `with_walk`: the page's bitmap line, unless cached or in
+    /// flight, is requested as the walk starts, so its fetch and decryption overlap the walk
+    /// and the data line's own fetch. The fill's lookup then finds it (in flight or present).
+    pub(super) fn bitmap_walk_fetch(&mut self, t: f64, line: u64) {
+        let page = line / LINES_PER_BITMAP;
+        if self.bitmaps.contains(page) {
+            return;
+        }
+        self.r.bitmap_walk_fetches += 1;
+        let arrive = self.dram.access(t, BITMAP_REGION + page);
+        let ready = self.bitmap_decrypt(arrive, true);
+        let victim = self.bitmaps.fill(page, ready, false, false);
+        self.write_back_bitmap(t, victim);
+        self.prefetch_bitmaps(t, page);
     }
 }
