@@ -106,6 +106,7 @@ def test_config_files_validate(path):
     ("bitmap_fetch=lazy", "memcrypt.bitmap_fetch"),
     ("tlb_entries=0", "tlb_entries"),
     ("walk_latency=-1", "walk_latency"),
+    ("mac_store=cloud", "memcrypt.mac_store"),
 ])
 def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.run"\nmax_records = 1000\n')

@@ -108,6 +108,10 @@ pub struct Config {
     /// bitmap travels with its MACs, no bitmap lines, but speculation cannot know the pairs
     /// before the line arrives).
     pub bitmap_fetch: String,
+    /// Where each line's MACs are stored: "beside_line" (one longer burst: 64 B of MACs under
+    /// TDES, 32 B under AES), "separate" (a second access to a MAC line), "untimed" (no MAC
+    /// traffic). Nonces are on chip.
+    pub mac_store: String,
     /// Data TLB entries (4 KB pages; §3.2.2: 128) and ways.
     pub tlb_entries: usize,
     pub tlb_ways: usize,
@@ -166,6 +170,7 @@ impl Default for Config {
             bitmap_prefetch_streams: 8,
             bitmap_write_if_changed: true,
             bitmap_fetch: "with_walk".into(),
+            mac_store: "beside_line".into(),
             tlb_entries: 128,
             tlb_ways: 4,
             walk_latency: 30.0,
@@ -257,6 +262,7 @@ impl Config {
         }
         crate::engines::Arbitration::parse(&self.arbitration)?;
         crate::sim::BitmapFetch::parse(&self.bitmap_fetch)?;
+        crate::sim::MacStore::parse(&self.mac_store)?;
         if self.tlb_entries == 0 || self.tlb_ways == 0 || self.tlb_entries % self.tlb_ways != 0 {
             return Err(Error::config(format!(
                 "tlb_entries: must be a positive multiple of tlb_ways ({}), got {}",

@@ -49,6 +49,33 @@ mod bitmaps;
 
 /// Data line indices stay below the bitmap region.
 const LINE_LIMIT: u64 = BITMAP_REGION;
+/// MAC lines (`mac_store = "separate"`) sit above data and bitmap lines.
+const MAC_REGION: u64 = 1 << 59;
+
+/// Where a line's MACs are stored (what a fill or writeback moves besides the line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MacStore {
+    /// Beside the line in the same row: one longer burst (the paper's reading: each line is
+    /// "stored with its updated MAC value", §2.2).
+    BesideLine,
+    /// In a separate region of MAC lines: a second access per line, no MAC cache.
+    Separate,
+    /// Not timed (the model before MAC traffic was booked).
+    Untimed,
+}
+
+impl MacStore {
+    pub const KNOWN: [&'static str; 3] = ["beside_line", "separate", "untimed"];
+
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "beside_line" => Ok(MacStore::BesideLine),
+            "separate" => Ok(MacStore::Separate),
+            "untimed" => Ok(MacStore::Untimed),
+            _ => Err(Error::config(format!("mac_store: unknown MAC store '{s}' (known: {})", Self::KNOWN.join(", ")))),
+        }
+    }
+}
 
 /// Multiply-shift hasher for line indices (the std SipHash costs more than the rest of a step).
 #[derive(Default)]
@@ -170,6 +197,9 @@ pub struct Sim {
     line_bm: LineMap<([u8; 64], u64)>,
     track_bm: bool,
     bitmap_fetch: BitmapFetch,
+    mac_store: MacStore,
+    /// MAC bytes of a line: 8 per cipher-size chunk.
+    mac_bytes: u32,
     tlb: Tlb,
     walk: f64,
     bitmap_write_if_changed: bool,
@@ -227,6 +257,8 @@ impl Sim {
             line_bm: LineMap::default(),
             track_bm: cfg.encryption && scheme.chunk_bytes() == 16,
             bitmap_fetch: BitmapFetch::parse(&cfg.bitmap_fetch)?,
+            mac_store: MacStore::parse(&cfg.mac_store)?,
+            mac_bytes: 8 * scheme.chunks() as u32,
             tlb: Tlb::new(cfg.tlb_entries, cfg.tlb_ways),
             walk: cfg.walk_latency,
             bitmap_write_if_changed: cfg.bitmap_write_if_changed,
@@ -278,7 +310,7 @@ impl Sim {
             // Booked before the data line: it is requested earlier, at the walk's start.
             self.bitmap_walk_fetch(tw, line);
         }
-        let t_data = self.dram.access(t_miss, line);
+        let t_data = if self.encryption { self.mem(t_miss, line) } else { self.dram.access(t_miss, line) };
         let cb = self.scheme.chunk_bytes();
         let n = self.scheme.chunks();
         let nf = self.fvt.capacity().min(self.fvt.values().len()) as u64;
@@ -458,7 +490,7 @@ impl Sim {
         let mut last = [0u64];
         self.eng.book_demand(t, ops, u64::MAX, &[ops - 1], &mut last);
         let sealed = self.eng.done(last[0], t);
-        let done = self.dram.access(sealed, line);
+        let done = self.mem(sealed, line);
         if self.track_bm {
             let bm = fvt::frequent_mask(&self.fvt.positions(w));
             if self.store_written_bitmap(line, bm) {
@@ -498,6 +530,22 @@ impl Sim {
             }
         }
         self.fvt.observe_line(&w, &pos);
+    }
+
+    /// A data or bitmap line of the protected machine to or from memory at `t`, with its MACs
+    /// (`mac_store`); returns when the last of it has crossed the bus. Nonces stay on chip (see
+    /// docs/memcrypt.md, replay) and move no bytes.
+    #[inline(always)]
+    fn mem(&mut self, t: f64, line: u64) -> f64 {
+        match self.mac_store {
+            MacStore::BesideLine => self.dram.access_extra(t, line, self.mac_bytes),
+            MacStore::Separate => {
+                // The MAC region holds 64 / mac_bytes lines' MACs per 64-byte line.
+                let m = self.dram.access(t, MAC_REGION + line * self.mac_bytes as u64 / 64);
+                self.dram.access(t, line).max(m)
+            }
+            MacStore::Untimed => self.dram.access(t, line),
+        }
     }
 
     /// The data TLB for a fill whose instruction issues at `t`: returns when the access can go

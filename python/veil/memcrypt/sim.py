@@ -51,6 +51,14 @@ BITMAP_FETCHES = {
     "inline": "beyond the paper: each line's bitmap travels with its MACs (no bitmap lines, no bitmap cache); "
               "speculation cannot know the pairs before the line arrives",
 }
+MAC_STORES = {
+    "beside_line": "each line's MACs are stored beside it in the same row (paper §2.2: 'stored along with each "
+                   "encrypted memory block'): one longer burst, +64 B under TDES, +32 B under AES",
+    "separate": "MACs in a separate region of MAC lines: a second SDRAM access per line (no MAC cache)",
+    "untimed": "MACs move no bytes (the model before MAC traffic was booked)",
+}
+for _n, _d in MAC_STORES.items():
+    register_component("memcrypt.mac_store", _n, doc=_d)
 for _n, _d in BITMAP_FETCHES.items():
     register_component("memcrypt.bitmap_fetch", _n, doc=_d)
 for _n, _d in ARBITRATIONS.items():
@@ -133,6 +141,9 @@ class MachineConfig(ExperimentConfig):
                                                             "beside the L2 line); false: every writeback does")
     bitmap_fetch: ComponentName("memcrypt.bitmap_fetch") = Field(
         "with_walk", description="when a page's bitmap line is fetched under re-ordering")
+    mac_store: ComponentName("memcrypt.mac_store") = Field(
+        "beside_line", description="where each line's MACs are stored and what they add to its SDRAM traffic "
+                                   "(nonces are kept on chip)")
     tlb_entries: int = Field(128, ge=1, le=1 << 20, description="data TLB entries, 4 KB pages (§3.2.2: 128; Table 2: 256)")
     tlb_ways: int = Field(4, ge=1, le=1 << 10, description="data TLB ways (Table 2: 4)")
     walk_latency: float = Field(30.0, ge=0, description="page walk of a data-TLB miss, core cycles (SimpleScalar "

@@ -81,7 +81,7 @@ impl Sim {
     /// Writes a dirty bitmap line the cache evicted: a new nonce, encryption and MACs.
     pub(super) fn write_back_bitmap(&mut self, t: f64, victim: Option<u64>) {
         if let Some(v) = victim {
-            self.dram.access(t, BITMAP_REGION + v);
+            self.mem(t, BITMAP_REGION + v);
             let ops = 2 * self.scheme.chunks() as u64 + 1;
             self.r.bitmap_ops += ops;
             self.eng.book_demand(t, ops, u64::MAX, &[], &mut []);
@@ -93,7 +93,7 @@ impl Sim {
     pub(super) fn prefetch_bitmaps(&mut self, t: f64, page: u64) {
         self.run_prefetcher(page, |sim, p| {
             sim.r.bitmap_prefetches += 1;
-            let arrive = sim.dram.access(t, BITMAP_REGION + p);
+            let arrive = sim.mem(t, BITMAP_REGION + p);
             let ready = sim.bitmap_decrypt(arrive, false);
             let victim = sim.bitmaps.fill(p, ready, false, true);
             sim.write_back_bitmap(t, victim);
@@ -136,7 +136,7 @@ impl Sim {
             }
             Lookup::Miss => {
                 self.r.bitmap_misses += 1;
-                let arrive = self.dram.access(t, BITMAP_REGION + page);
+                let arrive = self.mem(t, BITMAP_REGION + page);
                 let ready = self.bitmap_decrypt(arrive, true);
                 let victim = self.bitmaps.fill(page, ready, write, false);
                 self.write_back_bitmap(t, victim);
@@ -181,7 +181,7 @@ impl Sim {
             return;
         }
         self.r.bitmap_walk_fetches += 1;
-        let arrive = self.dram.access(t, BITMAP_REGION + page);
+        let arrive = self.mem(t, BITMAP_REGION + page);
         let ready = self.bitmap_decrypt(arrive, true);
         let victim = self.bitmaps.fill(page, ready, false, false);
         self.write_back_bitmap(t, victim);
