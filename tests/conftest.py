@@ -58,3 +58,27 @@ def one_line_error(r: CliResult, *needles: str) -> None:
     assert "Traceback" not in r.err
     for n in needles:
         assert n in lines[0], lines[0]
+
+
+def assert_verdicts(refs: dict, expected: dict[str, str]) -> None:
+    """Each row key's verdict in references.json is the expected one (a shape's holds / fails)."""
+    got = {k: refs[k]["verdict"] for k in expected}
+    assert got == expected, got
+
+
+def assert_inverted_shapes_fail(system: str, store: Path, out: Path, expected: dict[str, str]) -> None:
+    """Re-runs a system's quick reproducer in this process with every shape predicate negated
+    (its points come back from the store) and shows that the shape checks of `expected` then
+    fail: they test the model's results, not a constant."""
+    import json
+
+    from veil.core.report import reproduce
+    from veil.core.rows import inverted_shapes
+    from veil.core.store import ResultStore
+
+    with ResultStore(store) as st, inverted_shapes():
+        sections, _ = reproduce([system], out, st, quick=True, jobs=1, log=lambda *_: None)
+    assert sections[0].error is None, sections[0].error
+    assert sections[0].computed == 0, "the inverted run should read every point from the store"
+    with pytest.raises(AssertionError):
+        assert_verdicts(json.loads((out / "references.json").read_text()), expected)

@@ -6,9 +6,11 @@ from conftest import write
 def test_reproduce_crypto_writes_report(veil_cli, tmp_path):
     r = veil_cli("reproduce", "crypto", "--quick", "--out", "rep")
     assert r.rc == 0, r.err + r.out
-    html = (tmp_path / "rep" / "index.html").read_text()
-    assert "crypto: throughput of Veil" in html and "data:image/png;base64," in html
-    assert "Veil / ref" in html and "references.json" in html
+    index = (tmp_path / "rep" / "index.html").read_text()
+    assert "crypto.html" in index and "Rows that fail" in index and "references.json" in index
+    html = (tmp_path / "rep" / "crypto.html").read_text()
+    assert "crypto: throughput of Veil" in html and "src='figures/crypto_throughput_vs_size.png'" in html
+    assert "Veil / ref" in html and "data:image" not in html
     res = json.loads((tmp_path / "rep" / "results.json").read_text())
     for key in ("crypto/aes_ctr_gbps_1t", "crypto/aes_gcm_gbps_1t", "crypto/aes_gcm_vs_cryptography"):
         assert isinstance(res[key], float) and res[key] > 0, key

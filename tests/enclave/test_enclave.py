@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import one_line_error, write
+from conftest import assert_inverted_shapes_fail, assert_verdicts, one_line_error, write
 from veil.core import ConfigError
 from veil.core.config import validate
 from veil.core.runner import compute
@@ -102,7 +102,7 @@ def test_cli_runs_a_point(veil_cli, tmp_path):
 
 
 @pytest.mark.slow
-def test_reproducer_writes_the_results_keys(veil_cli, tmp_path):
+def test_reproducer_writes_the_results_keys(veil_cli, tmp_path, store_path):
     r = veil_cli("reproduce", "enclave", "--quick", "--out", "rep", "--jobs", "2", timeout=600)
     assert r.rc == 0, r.err[-2000:]
     res = json.loads((tmp_path / "rep" / "results.json").read_text())
@@ -122,10 +122,15 @@ def test_reproducer_writes_the_results_keys(veil_cli, tmp_path):
         assert res[f"enclave/{p}/sse_hp_64w_over_32w"] > 1.7
     # Each target says where it comes from and whether it was calibrated (SGX-like) or predicted.
     refs = json.loads((tmp_path / "rep" / "references.json").read_text())
-    for p, basis in (("sgx", "calibrated"), ("sev", "predicted")):
+    for p, basis in (("sgx", "calibrated"), ("sev", "predicted (held out)")):
         r = refs[f"enclave/{p}/exl_slowdown_64w"]
         assert r["basis"] == basis and r["source"] == "paper text, Sec. 5.1" and r["verdict"] == "within", r
         g = refs[f"enclave/{p}/exl_64w_over_32w"]
-        assert g["verdict"] == ("shape only" if g["value"] < 1 else "outside"), "a missed decrease is reported"
+        assert g["verdict"] == ("holds" if g["value"] < 1 else "fails"), "a missed decrease is reported"
+    assert {c["name"] for c in refs["enclave/sev/exl_slowdown_64w"]["provenance"]} >= {"enclave.work_scale"}
+    # the shapes the model reproduces, and the same checks against negated predicates
+    expected = {f"enclave/{p}/sse_hp_64w_over_32w": "holds" for p in ("sgx", "sev")}
+    assert_verdicts(refs, expected)
+    assert_inverted_shapes_fail("enclave", store_path, tmp_path / "rep2", expected)
     figs = {f.name for f in (tmp_path / "rep" / "figures").iterdir()}
     assert {"enclave_fig2_throughput.png", "enclave_fig3_breakdown.png", "enclave_beyond_sweeps.png"} <= figs

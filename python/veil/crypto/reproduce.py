@@ -95,7 +95,7 @@ def reproduce(ctx) -> None:
     gcm_rows = [Row(f"AES-128-GCM, {s // 1024} KB blocks", gcm[s][0], unit="GB/s", ref=anchor_gbps[s],
                     source=ANCHOR_SOURCE, tol=ANCHOR_TOL,
                     tol_source="another VM of the same class; docs/crypto.md: ±30% under shared load",
-                    basis="measured", spread=gcm[s][1],
+                    origin="measurement", spread=gcm[s][1],
                     note=f"median and IQR of {repeats} runs; load {load0}")
                 for s in ANCHOR_GCM_US]
     ctx.figure(fig, "throughput_vs_size",
@@ -152,11 +152,11 @@ def reproduce(ctx) -> None:
         rows += [
             Row(f"{e.upper()} Veil / OpenSSL, 256 KB", st["ratio"][0], unit="x", ref=1.0, source=src,
                 tol=PARITY_TOL, tol_source="parity goal; round-to-round spread on 2 shared cores (docs/crypto.md)",
-                basis="measured", spread=st["ratio"][1], note=note,
+                origin="measurement", spread=st["ratio"][1], note=note,
                 metric="crypto/aes_gcm_vs_cryptography" if key == "gcm" else "crypto/aes_ctr_vs_cryptography"),
-            Row(f"{e.upper()} Veil, 256 KB", st["veil"][0], unit="GB/s", basis="measured", spread=st["veil"][1],
+            Row(f"{e.upper()} Veil, 256 KB", st["veil"][0], unit="GB/s", origin="measurement", spread=st["veil"][1],
                 metric=f"crypto/aes_{key}_gbps_1t"),
-            Row(f"{e.upper()} OpenSSL, 256 KB", st["openssl"][0], unit="GB/s", basis="measured",
+            Row(f"{e.upper()} OpenSSL, 256 KB", st["openssl"][0], unit="GB/s", origin="measurement",
                 spread=st["openssl"][1]),
         ]
     ctx.figure(fig, "vs_openssl",
@@ -177,11 +177,11 @@ def reproduce(ctx) -> None:
     # 8 Mi bits per pad: a fair coin's ones fraction has sd 0.5/sqrt(8 Mi) = 1.7e-4; 5 sd bounds it.
     ctx.table("AES-CTR pads against an ideal random source", [
         Row("smallest chi-square p over four seeds", min(p["chi2_p"] for p in pads),
-            basis="computed", note="uniform on (0,1) for an ideal source; four draws",
+            origin="measurement", note="uniform on (0,1) for an ideal source; four draws",
             metric="crypto/pad_chi2_p_min"),
         Row("largest |ones fraction - 0.5|", ones_dev, ref=0.0, source="analytic (fair coin)",
             tol_abs=5 * 0.5 / (8 * (1 << 20)) ** 0.5, tol_source="5 standard deviations of 8 Mi fair bits",
-            basis="computed"),
+            origin="arithmetic"),
     ])
     ctx.text("Headline metrics use 256 KB messages on one thread, AES-128 keys. crypto/aes_gcm_vs_cryptography "
              "is the median, over interleaved rounds in this run, of Veil's AES-GCM throughput over OpenSSL's "

@@ -32,7 +32,8 @@ LAMBDA = 0.1
 assert set(PRIOR) == set(HAND_TUNED) == set(CALIBRATED)
 
 SLOWDOWN_SOURCE = "paper text, Sec. 5.1"
-SLOWDOWN_TOL_SOURCE = "the paper gives one decimal; the model issue's band (about +-7-10%)"
+SLOWDOWN_TOL_SOURCE = ("the paper gives one decimal; a model that abstracts the paper's Graphite runs is held to "
+                       "about +-7-10% of each slowdown")
 SHARING_SOURCE = "paper text, Sec. 5.2"
 SHARING_TOL_SOURCE = "a miss-count ratio from another simulator (Graphite): matched within +-50%"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from veil.core import Row, machine_load, median_spread, register_reproducer
+from veil.core import Row, Shape, machine_load, median_spread, register_reproducer
 from veil.he import costmodel as cm
 from veil.he.params import HEParams
 from veil.he.taco import report as taco
@@ -37,8 +37,8 @@ def reproduce(ctx) -> None:
     ctx.table(f"Digits CNN, {dg['images']} test images encrypted", [
         Row("encrypted logits equal to the plaintext integer logits (fraction of images)", dg["exact_match"],
             ref=1.0, source="analytic (BFV on integers is exact)", tol_abs=0.0,
-            tol_source="any difference is a bug", basis="predicted", metric="he/digits_exact_match"),
-        Row(f"encrypted accuracy ({dg['images']} images)", dg["encrypted_accuracy"], basis="predicted",
+            tol_source="any difference is a bug", metric="he/digits_exact_match"),
+        Row(f"encrypted accuracy ({dg['images']} images)", dg["encrypted_accuracy"],
             note=f"integer model on all test images: {dg['quant_accuracy']:.3f}, float model "
                  f"{dg['float_accuracy']:.3f} (other image sets, so no reference)",
             metric="he/digits_accuracy"),
@@ -71,7 +71,7 @@ def reproduce(ctx) -> None:
                                       "coeff_bits": r["params"]["coeff_bits"],
                                       "plain_bits": r["params"]["plain_bits"]})
            for n, r in nets.items()}
-    seal_tol = dict(source=SEAL_REF, tol=0.5, basis="measured",
+    seal_tol = dict(source=SEAL_REF, tol=0.5, origin="measurement",
                     tol_source="another VM of the same class, on 2 shared cores",
                     note=f"SEAL on this machine: median and min-max of 3 runs, each the mean of "
                          f"{op_ref.get('reps', 20)} calls; load {load0} -> {load1}")
@@ -87,11 +87,11 @@ def reproduce(ctx) -> None:
                   timed("plaintext multiplication", "pt_mult_ms", 0.90),
                   timed("rotation", "rotate_ms", 1.34),
                   Row("ciphertext", op_ref["ct_bytes"], unit="bytes", ref=262257, source=SEAL_REF, tol_abs=0,
-                      tol_source="SEAL's serialization is byte-exact", basis="measured"),
+                      tol_source="SEAL's serialization is byte-exact", origin="measurement"),
                   Row("fresh noise budget, symmetric encryption", op_ref["fresh_budget_bits"], unit="bits",
                       ref=58, source=SEAL_REF + ", public-key encryption", tol_abs=4,
                       tol_source="symmetric encryption leaves the public key's extra noise out; SEAL's "
-                                 "noise varies by a bit", basis="measured",
+                                 "noise varies by a bit", origin="measurement",
                       note="not like for like: Veil's client encrypts symmetrically")])
     mask_rr = dg["per_inference"]["mask_mults"] + sum(
         r["totals"]["mask_mults"] + sum(m["mask_mults"] for m in r["measured"]) for r in nets.values())
@@ -104,32 +104,32 @@ def reproduce(ctx) -> None:
     ctx.metric("he/random_layers_exact", exact_layers)
 
     rows = []
-    exact = dict(tol_abs=0, tol_source="a parameter choice: equal or not", basis="predicted")
+    exact = dict(tol_abs=0, tol_source="a parameter choice: equal or not")
     for n in NETS:
         r, m = nets[n], masks[n]
         rows.append(Row(f"{LABEL[n]}: N (rr)", r["params"]["poly_degree"], ref=8192, source=PARAMS_SRC, **exact))
         rows.append(Row(f"{LABEL[n]}: ciphertext primes (rr)", r["params"]["ct_primes"], ref=2,
                         source=PARAMS_SRC + "; the special prime is dropped", **exact))
-        rows.append(Row(f"{LABEL[n]}: ciphertext primes (mask)", m["params"]["ct_primes"], basis="predicted"))
+        rows.append(Row(f"{LABEL[n]}: ciphertext primes (mask)", m["params"]["ct_primes"]))
     rows.append(Row("ciphertext bytes vs SEAL's default at N=8192 (largest over the networks)", max(ratios),
                     unit="ratio", ref=0.5, source="paper text (50% smaller than SEAL's default at N=8192)",
-                    tol_abs=0.01, tol_source="a count of residues (2 of 4)", basis="predicted",
+                    tol_abs=0.01, tol_source="a count of residues (2 of 4)", origin="arithmetic",
                     metric="he/ct_bytes_vs_seal_default"))
     ctx.table("Chosen parameters (paper: every network at N=8192 with 3 primes)", rows)
     ctx.table("Rotational redundancy vs masking baseline (static counts per inference; no reference in the "
               "paper's text)", [
         row for n in NETS for row in (
             Row(f"{LABEL[n]}: rotations (rr)",
-                nets[n]["totals"]["rotations"] + nets[n]["totals"]["column_rotations"], basis="computed"),
+                nets[n]["totals"]["rotations"] + nets[n]["totals"]["column_rotations"], origin="arithmetic"),
             Row(f"{LABEL[n]}: rotations (mask)",
-                masks[n]["totals"]["rotations"] + masks[n]["totals"]["column_rotations"], basis="computed"),
-            Row(f"{LABEL[n]}: mask mults (rr)", nets[n]["totals"]["mask_mults"], basis="computed",
+                masks[n]["totals"]["rotations"] + masks[n]["totals"]["column_rotations"], origin="arithmetic"),
+            Row(f"{LABEL[n]}: mask mults (rr)", nets[n]["totals"]["mask_mults"], origin="arithmetic",
                 note="none by design; tests check at SEAL that every product is a weight"),
-            Row(f"{LABEL[n]}: mask mults (mask)", masks[n]["totals"]["mask_mults"], basis="computed"),
-            Row(f"{LABEL[n]}: log q (rr)", nets[n]["params"]["log_q"], unit="bits", basis="predicted"),
-            Row(f"{LABEL[n]}: log q (mask)", masks[n]["params"]["log_q"], unit="bits", basis="predicted"),
-            Row(f"{LABEL[n]}: comm MB (rr)", nets[n]["comm_mb"], unit="MB", basis="predicted"),
-            Row(f"{LABEL[n]}: comm MB (mask)", masks[n]["comm_mb"], unit="MB", basis="predicted"),
+            Row(f"{LABEL[n]}: mask mults (mask)", masks[n]["totals"]["mask_mults"], origin="arithmetic"),
+            Row(f"{LABEL[n]}: log q (rr)", nets[n]["params"]["log_q"], unit="bits"),
+            Row(f"{LABEL[n]}: log q (mask)", masks[n]["params"]["log_q"], unit="bits"),
+            Row(f"{LABEL[n]}: comm MB (rr)", nets[n]["comm_mb"], unit="MB"),
+            Row(f"{LABEL[n]}: comm MB (mask)", masks[n]["comm_mb"], unit="MB"),
         )])
     ctx.text(
         "Measured on the digits network (same layers, each layout at its own smallest "
@@ -161,7 +161,7 @@ def reproduce(ctx) -> None:
                rows=[Row("mask multiplications with rotational redundancy (all networks)",
                          sum(nets[n]["totals"]["mask_mults"] for n in NETS), ref=0,
                          source="paper §3-B (rotational redundancy needs no masking)", tol_abs=0,
-                         tol_source="none by design", basis="computed",
+                         tol_source="none by design", origin="arithmetic",
                          note="static count of the evaluation code; tests check it at SEAL's calls")],
                data={f"{LABEL[n]} {mode}": {
                    "rotations": [r["totals"]["rotations"] + r["totals"]["column_rotations"]],
@@ -196,10 +196,10 @@ def reproduce(ctx) -> None:
                        "ciphertexts both ways). Open diamond: where the paper's '~90x below Gazelle' "
                        "puts CHOCO's CIFAR-10 network.",
                rows=[Row("Gazelle CIFAR / CHOCO SqueezeNet", red, unit="x", ref=90.0, source="paper text (Fig. 10)",
-                         tol=TOL_TEXT, tol_source=TOL_TEXT_SRC, basis="predicted",
+                         tol=TOL_TEXT, tol_source=TOL_TEXT_SRC,
                          note="Gazelle's MB is its published number; CHOCO's is Veil's bytes"),
-                     Row("SqueezeNet comm", nets["squeezenet"]["comm_mb"], unit="MB", basis="predicted"),
-                     Row("LeNet-5 large comm", nets["lenet5_large"]["comm_mb"], unit="MB", basis="predicted")],
+                     Row("SqueezeNet comm", nets["squeezenet"]["comm_mb"], unit="MB"),
+                     Row("LeNet-5 large comm", nets["lenet5_large"]["comm_mb"], unit="MB")],
                data={"published prior protocols": {"label": [f"{p} {ds}" for p, ds, *_ in cm.PRIOR_PROTOCOLS],
                                                    "mb": [mb for *_, mb, _ in cm.PRIOR_PROTOCOLS]},
                      "Veil CHOCO": {"label": [LABEL[n] for n in NETS], "mb": [nets[n]["comm_mb"] for n in NETS]},
@@ -330,16 +330,14 @@ def reproduce(ctx) -> None:
     ax.legend(fontsize=8)
     vgg_med = float(np.median([p["macs_per_mb"] for p in mm["networks"]["vgg16"]]))
     sq_med = float(np.median([p["macs_per_mb"] for p in mm["networks"]["squeezenet"]]))
-    holds = vgg_med > sq_med
     ctx.figure(fig, "fig13_macs_per_mb",
                caption="MACs per MB of ciphertext traffic for conv layers (image 2..32, "
                        "channels 32..512, 1x1 and 3x3 filters) at N=8192 with 3 primes; "
                        "VGG16's layers sit higher than SqueezeNet's, which is why VGG gains "
                        "energy and SqueezeNet does not.",
-               rows=[Row("median MACs/MB VGG16 / SqueezeNet", vgg_med / sq_med, unit="x", basis="predicted",
-                         source="paper text (Fig. 13)", verdict="shape only",
-                         note=("paper: VGG16's layers do more MACs per MB than SqueezeNet's; "
-                               + ("holds here" if holds else "does NOT hold here")))],
+               rows=[Row("median MACs/MB VGG16 / SqueezeNet", vgg_med / sq_med, unit="x",
+                         source="paper text (Fig. 13)", shape=Shape(">", 1.0),
+                         note="paper: VGG16's layers do more MACs per MB than SqueezeNet's")],
                data=d13)
     ctx.text(
         f"Parameter search: all four networks at N={sorted({r['params']['poly_degree'] for r in nets.values()})} "

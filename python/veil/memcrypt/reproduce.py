@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from veil.core import Row, register_reproducer
+from veil.core import Row, Shape, register_reproducer
 from veil.memcrypt.workloads import SYNTHETIC, reproducer_workloads
 
 NO_SPEC = {"ct_speculation": False, "mac_speculation": False, "reorder": False}
@@ -59,9 +59,6 @@ SPEEDUPS = {  # label -> (spec variant, base variant)
     "aes_direct_inline_256k": ("aes_spec_inline", "aes_base"),
     "mac_counter_inline_256k": ("ctr_mac_inline", "ctr_base"),
 }
-# Top-8 64-bit values' share of fetched words at a 256 KB L2, measured with a Valgrind value
-# tracer on a CI-like machine (static top 8 over the whole run; the FVT tracks them on line).
-MEASURED_TOP8 = {"gzip": 0.12, "bzip2": 0.15, "cc1": 0.38, "python": 0.55}
 
 
 def row(label: str, value: float | None, **kw) -> Row:
@@ -79,10 +76,6 @@ def _bars(ax, workloads: list[str], series: dict[str, list[float]], ylabel: str)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7)
     return {name: {"workload": list(workloads), ylabel: list(ys)} for name, ys in series.items()}
-
-
-def _holds(ok: bool) -> str:
-    return "holds" if ok else "does not hold"
 
 
 @register_reproducer("memcrypt", title="memcrypt: frequent-value ciphertext and MAC speculation (Shi, Lee et al., CF 2007)",
@@ -105,10 +98,15 @@ def reproduce(ctx) -> None:
     def mean(key: str) -> float:
         return statistics.fmean(sp(w, key) for w in workloads)
 
-    def above(hi: str, lo: str, what: str) -> str:
-        """Whether speedup `hi` beats `lo` on the mean, and on how many workloads."""
-        return (f"{_holds(mean(hi) > mean(lo))} on the mean; {sum(sp(w, hi) > sp(w, lo) for w in workloads)} "
-                f"of {len(workloads)} workloads {what}")
+    def beats(hi: str, lo: str) -> int:
+        return sum(sp(w, hi) > sp(w, lo) for w in workloads)
+
+    def above(hi: str, lo: str) -> str:
+        """How speedup `hi` compares with `lo` on the mean and per workload."""
+        return (f"means {mean(hi):+.3f} vs {mean(lo):+.3f}; higher on {beats(hi, lo)} of {len(workloads)} "
+                "workloads")
+
+    most = -(-3 * len(workloads) // 4)
 
     source_note = ("traced SPEC-like programs of the trace suite" if real else
                    "SYNTHETIC streams (the trace suite was not available): " +
@@ -130,18 +128,13 @@ def reproduce(ctx) -> None:
     fv = {f"{n} values": [by[(w, v)]["fv_predictability"] for w in workloads]
           for n, v in [(8, "tdes_spec"), (16, "tdes_spec16"), (32, "tdes_spec32")]}
     d5 = _bars(ax, workloads, fv, "fetched 64-bit chunks in the FVT")
-    r5 = []
-    for w in workloads:
-        v = by[(w, "tdes_spec")]["fv_predictability"]
-        ref = MEASURED_TOP8.get(w) if real else None
-        r5.append(row(f"{w}: predictable 64-bit chunks, 8 values", v, ref=ref,
-                      source="static top-8 share measured with a Valgrind value tracer (CI-like machine)" if ref else "",
-                      tol_abs=0.10 if ref else None, tol_source="dynamic FVT vs static top 8 of the whole run" if ref else "",
-                      metric=f"memcrypt/{w}/fv8_predictability"))
-    grow = all(fv["16 values"][i] >= fv["8 values"][i] - 1e-9 and fv["32 values"][i] >= fv["16 values"][i] - 1e-9
+    r5 = [row(f"{w}: predictable 64-bit chunks, 8 values", by[(w, "tdes_spec")]["fv_predictability"],
+              metric=f"memcrypt/{w}/fv8_predictability") for w in workloads]
+    grow = sum(fv["16 values"][i] >= fv["8 values"][i] - 1e-9 and fv["32 values"][i] >= fv["16 values"][i] - 1e-9
                for i in range(len(workloads)))
-    r5.append(row("more frequent values predict at least as many chunks", None, verdict="shape only",
-                  note=_holds(grow), source="paper Fig. 5"))
+    r5.append(row("workloads on which more frequent values predict at least as many chunks", grow,
+                  unit=f"of {len(workloads)}", shape=Shape("==", len(workloads)), source="paper Fig. 5",
+                  key="memcrypt/fig5_predictability/more_values_predict_more"))
     ctx.figure(fig, "fig5_predictability",
                "Fig. 5: share of the 64-bit chunks fetched on L2 misses whose value is in the FVT (8, 16, 32 values), "
                "256 KB L2. Paper: over 40% for several programs, poor for some (164.gzip).", r5, data=d5)
@@ -162,7 +155,7 @@ def reproduce(ctx) -> None:
     lost_odd, lost_changed = pooled("frequent_words_lost_odd"), pooled("frequent_words_lost_changed")
     r6 = [row("frequent chunks predictable with re-ordering by the FVT of the fetch (all workloads)", ideal,
               ref=0.975, tol_abs=0.025, source="paper §6.1: over 95%", tol_source="'over 95%' read as 95-100%",
-              metric="memcrypt/reorder_predictable_share", basis="calibrated",
+              metric="memcrypt/reorder_predictable_share",
               note="the paper's figure is a predictability study of fetched lines like Fig. 5; this reading (every "
                    "frequent word but an odd one out is paired) was chosen after seeing the stored-bitmap share "
                    "below fall short"),
@@ -172,8 +165,9 @@ def reproduce(ctx) -> None:
               note=f"what the timing model uses; lost: {lost_odd:.3f} odd one out of its line's bitmap, "
                    f"{lost_changed:.3f} FVT status changed since the writeback (neither is recoverable by the "
                    "paper's design)"),
-          row("frequent chunks predictable without re-ordering (mean)", statistics.fmean(nat), verdict="shape only",
-              source="paper §6.1: 'few'", note=_holds(statistics.fmean(nat) < share))]
+          row("frequent chunks predictable without re-ordering (mean) / with the stored bitmap",
+              statistics.fmean(nat) / share if share else None, unit="x", shape=Shape("<", 1.0),
+              source="paper §6.1: 'few' without re-ordering", note=f"mean without re-ordering {statistics.fmean(nat):.3f}")]
     ctx.figure(fig, "fig6_reordering",
                "Fig. 6: share of frequent 64-bit chunks that sit in a predictable 128-bit chunk, in the original order, "
                "re-ordered with the FVT of the fetch, and re-ordered with the bitmap stored at writeback (AES-256, 8 "
@@ -199,17 +193,19 @@ def reproduce(ctx) -> None:
     order = sorted(workloads, key=lambda w: stall[w])
     mem_bound, compute_bound = order[-1], order[0]
     r7 += [
-        row("memory-bound workloads gain the most", sp(mem_bound, "tdes_direct_256k") - sp(compute_bound, "tdes_direct_256k"),
-            verdict="shape only", source="paper §6.2 (10-30% for memory-bound, little for compute-bound)",
-            note=f"most memory-bound {mem_bound} vs least {compute_bound}: "
-                 f"{_holds(sp(mem_bound, 'tdes_direct_256k') > sp(compute_bound, 'tdes_direct_256k'))}"),
-        row("TDES (64-bit) gains more than AES (128-bit)", mean("tdes_direct_256k") - mean("aes_direct_256k"),
-            verdict="shape only", source="paper §6.2",
-            note=above("tdes_direct_256k", "aes_direct_256k", "gain more with TDES")),
-        row("gains shrink at 1 MB (AES, mean)", mean("aes_direct_1m") - mean("aes_direct_256k"), verdict="shape only",
-            source="paper §6.2", note=_holds(mean("aes_direct_1m") < mean("aes_direct_256k"))),
-        row("gains shrink at 1 MB (TDES, mean)", mean("tdes_direct_1m") - mean("tdes_direct_256k"), verdict="shape only",
-            source="paper §6.2", note=above("tdes_direct_256k", "tdes_direct_1m", "gain less at 1 MB")),
+        row("TDES speedup, most memory-bound minus least memory-bound workload",
+            sp(mem_bound, "tdes_direct_256k") - sp(compute_bound, "tdes_direct_256k"), unit="x-1",
+            shape=Shape(">", 0.0), source="paper §6.2 (10-30% for memory-bound, little for compute-bound)",
+            note=f"most memory-bound {mem_bound}, least {compute_bound}"),
+        row("workloads on which TDES (64-bit) gains more than AES (128-bit)", beats("tdes_direct_256k", "aes_direct_256k"),
+            unit=f"of {len(workloads)}", shape=Shape(">=", most), source="paper §6.2",
+            key="memcrypt/fig7_direct_speedup/tdes_beats_aes",
+            note=f"taken as at least {most} of {len(workloads)}; " + above("tdes_direct_256k", "aes_direct_256k")),
+        row("mean speedup at 1 MB minus at 256 KB (AES)", mean("aes_direct_1m") - mean("aes_direct_256k"), unit="x-1",
+            shape=Shape("<", 0.0), source="paper §6.2: gains shrink with a larger L2"),
+        row("mean speedup at 1 MB minus at 256 KB (TDES)", mean("tdes_direct_1m") - mean("tdes_direct_256k"),
+            unit="x-1", shape=Shape("<", 0.0), source="paper §6.2: gains shrink with a larger L2",
+            note=above("tdes_direct_1m", "tdes_direct_256k")),
     ]
     ctx.figure(fig, "fig7_direct_speedup",
                "Fig. 7: IPC speedup of ciphertext + MAC speculation (8 frequent values) over the same encrypted machine "
@@ -225,12 +221,15 @@ def reproduce(ctx) -> None:
     for w in workloads:
         r8.append(row(f"{w}: speedup MAC speculation, counter mode, 256 KB", sp(w, "mac_counter_256k"),
                       metric=f"memcrypt/{w}/speedup_mac_counter_256k"))
-    r8.append(row("counter mode: MAC speculation gains, ciphertext speculation little",
-                  mean("mac_counter_256k") - mean("ct_counter_256k"), verdict="shape only", source="paper §6.2",
-                  note=f"mean {mean('mac_counter_256k'):.3f} vs {mean('ct_counter_256k'):.3f}: "
-                       f"{_holds(mean('mac_counter_256k') > mean('ct_counter_256k') and abs(mean('ct_counter_256k')) < 0.01)}"))
+    r8 += [row("counter mode: mean speedup of MAC speculation minus ciphertext speculation's",
+               mean("mac_counter_256k") - mean("ct_counter_256k"), unit="x-1", shape=Shape(">", 0.0),
+               source="paper §6.2: MAC speculation gains, ciphertext speculation little",
+               note=f"MAC speculation mean {mean('mac_counter_256k'):.3f}"),
+           row("counter mode: mean speedup of ciphertext speculation alone", mean("ct_counter_256k"), unit="x-1",
+               shape=Shape("between", -0.01, 0.01), source="paper §6.2: ciphertext speculation gains little",
+               note="'little' taken as within 1%")]
     ctx.figure(fig, "fig8_counter_mode",
-               "Fig. 8: counter mode (AES-CTR pads precomputed at miss issue): MAC speculation hides the MAC check; "
+               "Fig. 8: counter mode (AES-CTR pads precomputed when the miss is sent): MAC speculation hides the MAC check; "
                "ciphertext speculation has nothing to hide once pads are precomputed.", r8, data=d8)
 
     # --- Fig. 9: clock ratio -------------------------------------------------------------------
@@ -251,8 +250,8 @@ def reproduce(ctx) -> None:
           row("mean speedup ratio 1:6 / 1:4", ratio, ref=0.09 / 0.075, tol=0.25, source="paper §6.3 (9% / 7.5%)",
               tol_source="ratio of two rounded means", metric="memcrypt/mean_speedup_ratio_1to6_over_1to4",
               note="" if m4 > 0 else "undefined: the 1:4 mean is not a gain"),
-          row("speedup larger at 1:6 than at 1:4 (AES, mean)", m6 - m4, verdict="shape only", source="paper §6.3",
-              note=above("aes_direct_1to6", "aes_direct_1to4", "gain more at 1:6"))]
+          row("mean speedup at 1:6 minus at 1:4 (AES)", m6 - m4, unit="x-1", shape=Shape(">", 0.0),
+              source="paper §6.3: larger gains with slower memory", note=above("aes_direct_1to6", "aes_direct_1to4"))]
     t4, t6 = mean("tdes_direct_1to4"), mean("tdes_direct_1to6")
     r9 += [row("beyond: mean speedup 1:4 (TDES)", t4, source="this model"),
            row("beyond: mean speedup 1:6 (TDES)", t6, source="this model"),
@@ -260,10 +259,9 @@ def reproduce(ctx) -> None:
                source="this model; the paper's 1.2 (9% / 7.5%) is AES's",
                metric="memcrypt/tdes_mean_speedup_ratio_1to6_over_1to4",
                note="" if t4 > 0 else "undefined: the 1:4 mean is not a gain"),
-           row("beyond: speedup larger at 1:6 than at 1:4 (TDES, mean)", t6 - t4, verdict="shape only",
-               source="paper §6.3 (stated for AES)",
-               note=above("tdes_direct_1to6", "tdes_direct_1to4",
-                          "gain more at 1:6: slower memory leaves speculation more time"))]
+           row("beyond: mean speedup at 1:6 minus at 1:4 (TDES)", t6 - t4, unit="x-1", shape=Shape(">", 0.0),
+               source="paper §6.3 (stated for AES): slower memory leaves speculation more time",
+               note=above("tdes_direct_1to6", "tdes_direct_1to4"))]
     ctx.figure(fig, "fig9_clock_ratio", "Fig. 9: AES speedup at CPU:memory clock ratios 1:4, 1:5, 1:6 (left); "
                "beyond the paper, TDES, whose speculation needs no bitmaps (right).", r9, data=d9)
 
@@ -275,10 +273,12 @@ def reproduce(ctx) -> None:
     gain16 = max(sp(w, "tdes16_direct_256k") - sp(w, "tdes_direct_256k") for w in workloads)
     gain32 = max(sp(w, "tdes32_direct_256k") - sp(w, "tdes_direct_256k") for w in workloads)
     loses = [w for w in workloads if sp(w, "tdes32_direct_256k") < sp(w, "tdes_direct_256k")]
-    r10 = [row("largest gain of 16 over 8 values", gain16, verdict="shape only", source="paper §6.4: little",
-               note=_holds(gain16 < 0.03)),
-           row("largest gain of 32 over 8 values", gain32, verdict="shape only", source="paper §6.4: little, can lose",
-               note=f"{_holds(gain32 < 0.03)}; 32 loses to 8 on: {', '.join(loses) or 'none'}")]
+    r10 = [row("largest gain of 16 over 8 values", gain16, unit="x-1", shape=Shape("<", 0.03),
+               source="paper §6.4: little", note="'little' taken as under 3 points",
+               key="memcrypt/fig10_fvt_size/gain_16_over_8"),
+           row("largest gain of 32 over 8 values", gain32, unit="x-1", shape=Shape("<", 0.03),
+               source="paper §6.4: little, can lose",
+               note=f"'little' taken as under 3 points; 32 loses to 8 on: {', '.join(loses) or 'none'}")]
     ctx.figure(fig, "fig10_fvt_size", "Fig. 10: TDES with 8, 16, 32 frequent values: more candidates per miss occupy "
                "the shared engines, so speculation for misses in a burst finishes later.", r10, data=d10)
 
@@ -316,9 +316,9 @@ def _security(ctx, workloads: list[str]) -> None:
               "written behind the cache", "MAC failures"], grid)
     ctx.table("Security checks", [
         row("false speculative hits (all workloads and schemes)", false_hits, ref=0, tol_abs=0, source="analytic",
-            basis="computed", metric="memcrypt/false_hits"),
+            origin="arithmetic", metric="memcrypt/false_hits"),
         row("fetches failing their MACs on untampered memory", bad, ref=0, tol_abs=0, source="analytic",
-            basis="computed", note=f"{external} fetches found memory written behind the cache (kernel or device "
+            origin="arithmetic", note=f"{external} fetches found memory written behind the cache (kernel or device "
                                    "writes the trace does not show); those lines were re-encrypted as written")])
 
 

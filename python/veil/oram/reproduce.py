@@ -163,13 +163,13 @@ def reproduce(ctx):
         f"Rows: {hn}, {reps}."),
         rows=[
             Row(f"server time per access, {hn}", server, unit="ms", ref=PAPER_SERVER_S * 1e3, source=S61,
-                tol=TOL_OTHER_MACHINE, tol_source=TOL_SOURCE, basis="measured", spread=server_sp,
+                tol=TOL_OTHER_MACHINE, tol_source=TOL_SOURCE, origin="measurement", spread=server_sp,
                 note="2 cores here against the paper's 40", metric="oram/server_ms_per_access"),
             Row(f"client time per access, {hn}", client, unit="ms", ref=PAPER_CLIENT_S * 1e3, source=S61,
-                tol=TOL_OTHER_MACHINE, tol_source=TOL_SOURCE, basis="measured",
+                tol=TOL_OTHER_MACHINE, tol_source=TOL_SOURCE, origin="measurement",
                 note="one AES-GCM open of a 256 KB block"),
             Row(f"total latency at 7 Mbps, {hn}", total, unit="ms", ref=PAPER_TOTAL_S * 1e3, source=S61, tol=0.1,
-                tol_source="the paper: 'constant at 0.3 s within experimental error'", basis="computed",
+                tol_source="the paper: 'constant at 0.3 s within experimental error'", origin="arithmetic",
                 spread=total_sp, note="measured server + client time plus the link term 256 KB x 8 / 7 Mbps, "
                                       "which is arithmetic and makes up most of it"),
         ], data=d5)
@@ -220,17 +220,17 @@ def reproduce(ctx):
         "PRO-ORAM here, unlike in the paper: see the paragraph below."),
         rows=[
             Row(f"PRO-ORAM throughput, {hn} (headline)", tput, unit="Mbps", ref=PAPER_TPUT_256K, source=S62,
-                tol=TOL_OTHER_MACHINE, tol_source=TOL_SOURCE, basis="measured", spread=tput_sp, note=reps,
+                tol=TOL_OTHER_MACHINE, tol_source=TOL_SOURCE, origin="measurement", spread=tput_sp, note=reps,
                 metric="oram/throughput_mbps"),
             Row(f"PRO-ORAM throughput, {_fmt_n(n_last)}, B = 256 KB (Fig. 6a's largest point here)",
                 ra[-1]["throughput_mbps"], unit="Mbps", ref=PAPER_TPUT_256K, source=S62, tol=TOL_OTHER_MACHINE,
-                tol_source=TOL_SOURCE, basis="measured", note="one run",
+                tol_source=TOL_SOURCE, origin="measurement", note="one run",
                 metric="oram/fig6a_throughput_mbps_256k"),
-            Row(f"Path ORAM throughput, {hn}", ptput, unit="Mbps", basis="measured", spread=ptput_sp, note=reps,
+            Row(f"Path ORAM throughput, {hn}", ptput, unit="Mbps", origin="measurement", spread=ptput_sp, note=reps,
                 metric="oram/pathoram_throughput_mbps"),
             Row(f"Path ORAM throughput, {_fmt_n(n_last)}, B = 256 KB (paper: PathORAM+SGX at 2 GB, N = 8,192)",
                 pa[-1]["throughput_mbps"], unit="Mbps", ref=PAPER_PATH_LARGEST, source=S62, tol=TOL_OTHER_MACHINE,
-                tol_source=TOL_SOURCE + "; the paper's 'almost reaches 7 Mbps'", basis="measured",
+                tol_source=TOL_SOURCE + "; the paper's 'almost reaches 7 Mbps'", origin="measurement",
                 note="one run; --full reaches the paper's 2 GB", metric="oram/fig6a_pathoram_throughput_mbps_largest"),
         ], data=d6)
 
@@ -260,16 +260,16 @@ def reproduce(ctx):
     ctx.table(f"Private (trusted-side) memory of PRO-ORAM, {hn}", [
         Row("cache peak (blocks)", max(r["private_cache_blocks"] for r in heads), unit="blocks", ref=t,
             source="analytic: T = ceil(sqrt N) requests per epoch", tol_abs=2,
-            tol_source="an epoch with a repeated request caches one block fewer", basis="measured",
+            tol_source="an epoch with a repeated request caches one block fewer", origin="measurement",
             note="the most blocks the access component's cache held at once, over all runs",
             metric="oram/private_cache_blocks"),
         Row("block buffers peak", peak_mb, unit="MB", ref=bound_mb,
             source=f"analytic: (T + 1 + {group}) blocks", tol=0.02,
-            tol_source="a peak below T leaves the bound a few blocks short", basis="measured",
+            tol_source="a peak below T leaves the bound a few blocks short", origin="measurement",
             note=f"cache ({t} blocks at most), the slot being opened, one shuffle group ({group} blocks); "
                  "the paper's shuffle buffers are sqrt(N) blocks (§6 setup)",
             metric="oram/private_block_mb"),
-        Row("position map", head["position_map_bytes"] / KB, unit="KB", basis="measured",
+        Row("position map", head["position_map_bytes"] / KB, unit="KB", origin="measurement",
             note="4 bytes per slot of the served epoch, also private", metric="oram/position_map_kb"),
     ])
     # The paper's flat curve comes from spreading the shuffle over 40 cores: per access the
@@ -280,7 +280,7 @@ def reproduce(ctx):
               "B = 256 KB", [
                   Row(f"N.B = {s / MB:.0f} MB ({_fmt_n(s // B)})", p, unit="ms", ref=PAPER_SERVER_S * 1e3,
                       source=S61, tol=TOL_OTHER_MACHINE, tol_source="perfect scaling to 40 cores is optimistic",
-                      basis="computed", note="measured core time / 40: arithmetic on a measurement")
+                      origin="arithmetic", note="measured core time / 40: arithmetic on a measurement")
                   for s, p in zip(sizes, proj)])
     n_ratio = (sizes[-1] / sizes[0]) ** 0.5
     p_blocks = head_path["bytes_per_access"] / (HEAD[1] + 16)

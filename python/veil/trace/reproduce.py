@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 
-from veil.core import Row, register_reproducer
+from veil.core import Row, Shape, register_reproducer
 
 from .crosscheck import compare
 from .runner import Geometry, cache_dir, ensure_trace
@@ -14,9 +14,6 @@ from .stats import trace_stats
 from .workloads import WORKLOADS, get_workload
 
 NS = (1, 2, 4, 8, 16, 32, 64)
-# Top-8 coverage of fetched 64-bit words at a 256 KB L2, measured on machines like these with an
-# earlier Valgrind tool of the same design, on other inputs (the memcrypt notes; docs/trace.md).
-EARLIER_FV8 = {"gzip": 0.12, "bzip2": 0.15, "cc1": 0.38, "python": 0.55}
 
 
 @register_reproducer("trace", title="trace: memory and value traces of real programs", order=15)
@@ -41,14 +38,10 @@ def reproduce(ctx) -> None:
                      f"{100 * a['coverage'][32]:.1f}"])
         ctx.metric(f"trace/{name}/mpki_1m", b["mpki"])
         data[name] = {"N": list(NS), "coverage": [a["coverage"][n] for n in NS]}
-        mpki_rows.append(Row(f"{name}: LLC MPKI, 256 KB / 1 MB", a["mpki"], unit="MPKI", basis="measured",
+        mpki_rows.append(Row(f"{name}: LLC MPKI, 256 KB / 1 MB", a["mpki"], unit="MPKI", origin="measurement",
                              metric=f"trace/{name}/mpki_256k", note=f"1 MB: {b['mpki']:.3f} MPKI"))
-        ref = EARLIER_FV8.get(name)
         fv_rows.append(Row(f"{name}: top-8 frequent values' share of fetched words", a["coverage"][8], unit="",
-                           ref=ref, source="earlier Valgrind tool, other inputs (memcrypt notes)" if ref else "",
-                           tol=0.5 if ref else None,
-                           tol_source="inputs differ; the order of magnitude is what carries over" if ref else "",
-                           basis="measured", metric=f"trace/{name}/fv8_coverage"))
+                           origin="measurement", metric=f"trace/{name}/fv8_coverage"))
     ctx.grid("Workloads through 8 KB direct-mapped L1s and a 4-way LLC (64 B lines), small inputs",
              ["workload", "family", "threads", "M instructions", "MPKI 256 KB", "MPKI 1 MB",
               "writebacks / k-instr (256 KB)", "top-8 cover % (256 KB)", "top-32 cover %"], grid)
@@ -66,9 +59,10 @@ def reproduce(ctx) -> None:
     ax.set_title("Frequent-value coverage of LLC fills, 256 KB LLC")
     ax.legend(ncol=3, fontsize=7)
     n = len(data)
-    rows = fv_rows + [Row("workloads whose most frequent fetched value is zero", zero_top / n, ref=1.0, tol_abs=0,
-                          source="memcrypt notes: zero is always the top value", basis="measured",
-                          note=f"{zero_top} of {n}")]
+    rows = fv_rows + [Row("workloads whose most frequent fetched value is zero", zero_top, unit=f"of {n}",
+                          shape=Shape("==", n), origin="measurement",
+                          source="frequent-value studies (Zhang, Yang and Gupta, ASPLOS 2000): zero is the most "
+                                 "frequent value")]
     ctx.figure(fig, "fv_coverage", caption="Share of the 64-bit words in LLC fills equal to one of the N most "
                "frequent values of the whole run (solid: SPEC-like, dashed: SPLASH-2/PARSEC-like).",
                rows=rows, data=data)
@@ -83,5 +77,6 @@ def reproduce(ctx) -> None:
         ctx.metric(f"trace/{name}/cachegrind_ll_miss_error", c["ll_miss_error"])
     ctx.table("The cache model against cachegrind (same program, same geometry)", [
         Row("largest LL-miss difference, mcf and mgrid", max(errors), ref=0.0, tol_abs=0.01,
-            source="cachegrind 3.19, same run", tol_source="the issue's 1%", basis="measured",
+            source="cachegrind 3.19, same run",
+            tol_source="accuracy goal of the cache model: 1% of cachegrind's LL misses", origin="measurement",
             metric="trace/cachegrind_max_miss_error")])
