@@ -139,6 +139,7 @@ def test_reproducer_writes_the_results_keys(veil_cli, tmp_path, store_path):
     assert r.rc == 0, r.err
     m = json.loads((tmp_path / "rep" / "results.json").read_text())
     assert m["memcrypt/false_hits"] == 0
+    assert m["memcrypt/speedup_bound_violations"] == 0
     assert 0 < m["memcrypt/reorder_predictable_share"] <= 1
     assert "memcrypt/mean_speedup_ratio_1to6_over_1to4" in m
     assert "memcrypt/tdes_mean_speedup_ratio_1to6_over_1to4" in m

@@ -14,7 +14,19 @@ fn main() {
     let engines = a.get(4).map_or(4, |x| x.parse().unwrap());
     let run_lines = a.get(5).map_or(1, |x| x.parse().unwrap());
     let recs: Vec<Record> = Synth::new(SynthConfig { records, p_zero, insts_per_access: ipm, run_lines, ..Default::default() }).collect();
-    let go = |c: &Config| simulate(c, recs.iter().copied().map(Ok), &|| false).unwrap();
+    // MC_LEGACY=1: the model before arbitration, TLB and MAC traffic (fcfs, on_miss, no walk,
+    // untimed MACs).
+    let legacy = std::env::var_os("MC_LEGACY").is_some();
+    let go = |c: &Config| {
+        let mut c = c.clone();
+        if legacy {
+            c.arbitration = "fcfs".into();
+            c.bitmap_fetch = "on_miss".into();
+            c.walk_latency = 0.0;
+            c.mac_store = "untimed".into();
+        }
+        simulate(&c, recs.iter().copied().map(Ok), &|| false).unwrap()
+    };
     let plain = go(&Config { encryption: false, ..Default::default() });
     let row = |n: &str, r: &veil_memcrypt::Results| {
         println!("{n:>28}: cycles {:.0} ipc {:.4} row hits {} of {} mem {:.1} crypto {:.1}", r.cycles, r.ipc, r.dram_row_hits, r.dram_accesses, r.mean_memory_cycles, r.mean_crypto_cycles)

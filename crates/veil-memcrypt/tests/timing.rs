@@ -105,17 +105,26 @@ fn all_zero_memory_has_every_chunk_predicted() {
 
 #[test]
 fn speedup_never_exceeds_the_share_of_time_spent_in_decryption_and_authentication() {
-    for (pz, ipm) in [(0.3, 40), (0.7, 20), (0.1, 200)] {
-        let s = synth(30_000, pz, ipm);
-        let plain = run(&Config { encryption: false, ..Default::default() }, &s);
-        for (mode, cipher, reorder) in [("direct", "tdes", false), ("direct", "aes256", true), ("counter", "aes128", true)] {
-            let base = run(&scheme(mode, cipher, false, false), &s);
-            let spec = run(&scheme(mode, cipher, true, reorder), &s);
-            let speedup = base.cycles / spec.cycles - 1.0;
-            let bound = base.cycles / plain.cycles - 1.0;
-            assert!(base.cycles > plain.cycles, "encryption costs time");
-            assert!(speedup <= bound + 1e-9, "{mode} {cipher}: speedup {speedup} > crypto share {bound}");
-            assert!(spec.cycles >= plain.cycles * (1.0 - 1e-9));
+    // Mixed streams, and the extremes: all-zero memory (every chunk predicted) and random words
+    // (nothing predicted), sparse and dense misses, with 1 and 4 engines.
+    let mut streams: Vec<SynthConfig> = [(0.3, 40), (0.7, 20), (0.1, 200)].iter().map(|&(pz, ipm)| synth(30_000, pz, ipm)).collect();
+    for ipm in [8, 40] {
+        streams.push(SynthConfig { p_small: 0.0, ..synth(30_000, 1.0, ipm) });
+        streams.push(SynthConfig { p_small: 0.0, ..synth(30_000, 0.0, ipm) });
+    }
+    for s in &streams {
+        let plain = run(&Config { encryption: false, ..Default::default() }, s);
+        for engines in [1, 4] {
+            for (mode, cipher, reorder) in [("direct", "tdes", false), ("direct", "aes256", true), ("counter", "aes128", true)] {
+                let base = run(&Config { engines, ..scheme(mode, cipher, false, false) }, s);
+                let spec = run(&Config { engines, ..scheme(mode, cipher, true, reorder) }, s);
+                let speedup = base.cycles / spec.cycles - 1.0;
+                let bound = base.cycles / plain.cycles - 1.0;
+                let what = format!("{mode} {cipher} engines={engines} p_zero={} ipm={}", s.p_zero, s.insts_per_access);
+                assert!(base.cycles > plain.cycles, "{what}: encryption costs time");
+                assert!(speedup <= bound + 1e-9, "{what}: speedup {speedup} > crypto share {bound}");
+                assert!(spec.cycles >= plain.cycles * (1.0 - 1e-9), "{what}");
+            }
         }
     }
 }
