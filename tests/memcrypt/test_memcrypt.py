@@ -74,7 +74,8 @@ def test_warm_up_and_window_of_a_trace():
 
 
 def test_functional_check_has_no_false_hits():
-    for kw in ({"cipher": "tdes"}, {"cipher": "aes256"}, {"mode": "counter", "cipher": "aes128"}):
+    for kw in ({"cipher": "tdes"}, {"cipher": "aes256"}, {"mode": "counter", "cipher": "aes128"},
+               {"cipher": "aes256", "counters": "tree", "tree_arity": 4}):
         r = run("memcrypt.check", **kw)
         assert r["fetches"] > 10_000
         assert (r["false_hits"], r["external_updates"], r["integrity_failures"]) == (0, 0, 0)
@@ -107,6 +108,8 @@ def test_config_files_validate(path):
     ("tlb_entries=0", "tlb_entries"),
     ("walk_latency=-1", "walk_latency"),
     ("mac_store=cloud", "memcrypt.mac_store"),
+    ("tree_arity=1", "tree_arity"),
+    ("counters=disk", "memcrypt.counters"),
 ])
 def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.run"\nmax_records = 1000\n')

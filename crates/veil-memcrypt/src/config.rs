@@ -112,6 +112,11 @@ pub struct Config {
     /// TDES, 32 B under AES), "separate" (a second access to a MAC line), "untimed" (no MAC
     /// traffic). Nonces are on chip.
     pub mac_store: String,
+    /// Functional model: where the trusted per-line counters live: "on_chip" or "tree" (in
+    /// memory under a Bonsai-Merkle counter tree of arity `tree_arity`, root on chip). The
+    /// timing model books no counter traffic either way.
+    pub counters: String,
+    pub tree_arity: u32,
     /// Data TLB entries (4 KB pages; §3.2.2: 128) and ways.
     pub tlb_entries: usize,
     pub tlb_ways: usize,
@@ -171,6 +176,8 @@ impl Default for Config {
             bitmap_write_if_changed: true,
             bitmap_fetch: "with_walk".into(),
             mac_store: "beside_line".into(),
+            counters: "on_chip".into(),
+            tree_arity: 8,
             tlb_entries: 128,
             tlb_ways: 4,
             walk_latency: 30.0,
@@ -263,6 +270,10 @@ impl Config {
         crate::engines::Arbitration::parse(&self.arbitration)?;
         crate::sim::BitmapFetch::parse(&self.bitmap_fetch)?;
         crate::sim::MacStore::parse(&self.mac_store)?;
+        if self.tree_arity < 2 {
+            return Err(Error::config(format!("tree_arity: must be >= 2, got {}", self.tree_arity)));
+        }
+        crate::secure::Counters::new(&self.counters, self.tree_arity, 0)?;
         if self.tlb_entries == 0 || self.tlb_ways == 0 || self.tlb_entries % self.tlb_ways != 0 {
             return Err(Error::config(format!(
                 "tlb_entries: must be a positive multiple of tlb_ways ({}), got {}",

@@ -34,6 +34,7 @@ pub mod secure;
 pub mod sim;
 pub mod synth;
 pub mod tlb;
+pub mod tree;
 
 pub use config::Config;
 pub use error::{Error, Result};

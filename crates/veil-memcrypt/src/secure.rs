@@ -2,9 +2,9 @@
 //! speculation engine run on them with real cryptography.
 //!
 //! Each stored line is its ciphertext, one 64-bit MAC per cipher-size chunk and a copy of its
-//! nonce (the per-line counter). The processor keeps the authoritative nonces on chip (trusted
-//! storage, `SecureMemory::nonces`): every decryption and MAC check uses the on-chip nonce, never
-//! the record's copy, so replaying a whole old record (ciphertext, MACs and nonce, all of which
+//! nonce (the per-line counter). The processor keeps the authoritative nonces in trusted storage
+//! (`Counters`): on chip, or in memory under a Bonsai-Merkle counter tree whose root is on chip
+//! (`crate::tree`). Every decryption and MAC check uses the trusted nonce, never the record's copy, so replaying a whole old record (ciphertext, MACs and nonce, all of which
 //! verified once) fails its MAC check. The record's nonce is what an attacker sees and can
 //! rewrite; it carries no authority. MACs are veil-crypto's truncated CMAC-AES-128 over
 //! (line, nonce, chunk index, chunk size, plaintext chunk), binding each chunk to its place and
@@ -35,6 +35,7 @@ use crate::error::{Error, Result};
 use crate::fvt::Fvt;
 use crate::layout;
 use crate::mode::{load, store, CipherKind, CounterMode, DirectMode};
+use crate::tree::CounterTree;
 
 /// Line indices at and above this hold bitmap lines (one per 4 KB page of data).
 pub const BITMAP_REGION: u64 = 1 << 58;
@@ -126,10 +127,46 @@ pub struct SecureMemory {
     mac: LineMac,
     lines: HashMap<u64, Stored>,
     bitmaps: HashMap<u64, Stored>,
-    /// Trusted on-chip nonces of data lines and of bitmap lines (by page): what verification
-    /// uses. An attacker controls `lines` and `bitmaps`, not these.
-    nonces: HashMap<u64, u64>,
-    bitmap_nonces: HashMap<u64, u64>,
+    /// Trusted nonces of data lines and bitmap lines (bitmap line of page p at index
+    /// `BITMAP_REGION + p`): what verification uses.
+    counters: Counters,
+}
+
+/// Where the trusted per-line counters (nonces) are kept.
+#[derive(Clone)]
+pub enum Counters {
+    /// On chip: an attacker controls `lines` and `bitmaps`, never these.
+    OnChip(HashMap<u64, u64>),
+    /// In memory (attacker-writable) under a counter tree whose root is on chip.
+    Tree(Box<CounterTree>),
+}
+
+impl Counters {
+    /// `kind`: "on_chip" or "tree" (with `arity`); the tree's key derives from `seed`.
+    pub fn new(kind: &str, arity: u32, seed: u64) -> Result<Self> {
+        match kind {
+            "on_chip" => Ok(Counters::OnChip(HashMap::new())),
+            "tree" => Ok(Counters::Tree(Box::new(CounterTree::new(arity, &key(seed, 5, 16))?))),
+            _ => Err(Error::config(format!("counters: unknown counter store '{kind}' (known: on_chip, tree)"))),
+        }
+    }
+
+    fn get(&self, idx: u64) -> Result<u64> {
+        match self {
+            Counters::OnChip(m) => Ok(m.get(&idx).copied().unwrap_or(0)),
+            Counters::Tree(t) => t.counter(idx),
+        }
+    }
+
+    fn set(&mut self, idx: u64, value: u64) -> Result<()> {
+        match self {
+            Counters::OnChip(m) => {
+                m.insert(idx, value);
+                Ok(())
+            }
+            Counters::Tree(t) => t.set(idx, value),
+        }
+    }
 }
 
 /// Keys derived from a seed (a simulation stand-in for keys fused into the processor).
@@ -146,6 +183,10 @@ fn key(seed: u64, label: u64, n: usize) -> Vec<u8> {
 
 impl SecureMemory {
     pub fn new(scheme: Scheme, seed: u64) -> Result<Self> {
+        Self::with_counters(scheme, seed, Counters::new("on_chip", 2, seed)?)
+    }
+
+    pub fn with_counters(scheme: Scheme, seed: u64, counters: Counters) -> Result<Self> {
         let kb = scheme.cipher.key_bytes();
         let (direct, counter) = match scheme.mode {
             Mode::Direct => (Some(DirectMode::new(scheme.cipher, &key(seed, 1, kb), &key(seed, 2, kb))?), None),
@@ -159,8 +200,7 @@ impl SecureMemory {
             mac,
             lines: HashMap::new(),
             bitmaps: HashMap::new(),
-            nonces: HashMap::new(),
-            bitmap_nonces: HashMap::new(),
+            counters,
         })
     }
 
@@ -204,13 +244,21 @@ impl SecureMemory {
     }
 
     /// The trusted nonce of a data line (0 for a line never written: fetching it fails anyway).
-    fn nonce(&self, line: u64) -> u64 {
-        self.nonces.get(&line).copied().unwrap_or(0)
+    fn nonce(&self, line: u64) -> Result<u64> {
+        self.counters.get(line)
+    }
+
+    /// The counter tree's in-memory state, for replay tests (None with on-chip counters).
+    pub fn counter_tree_mut(&mut self) -> Option<&mut CounterTree> {
+        match &mut self.counters {
+            Counters::Tree(t) => Some(t),
+            Counters::OnChip(_) => None,
+        }
     }
 
     /// Opens the bitmap line of `page` under its on-chip nonce.
     fn open_bitmap(&self, page: u64, s: &Stored) -> Result<[u8; 64]> {
-        let nonce = self.bitmap_nonces.get(&page).copied().unwrap_or(0);
+        let nonce = self.counters.get(BITMAP_REGION + page)?;
         self.open_with(BITMAP_REGION + page, nonce, s, &format!("bitmap of page {page}"), true)
     }
 
@@ -226,12 +274,12 @@ impl SecureMemory {
         let page = line / LINES_PER_BITMAP;
         let (mut pt, nonce) = match self.bitmaps.get(&page) {
             None => ([0u8; 64], 0),
-            Some(s) => (self.open_bitmap(page, s)?, self.bitmap_nonces[&page] + 1),
+            Some(s) => (self.open_bitmap(page, s)?, self.counters.get(BITMAP_REGION + page)? + 1),
         };
         pt[(line % LINES_PER_BITMAP) as usize] = bm;
         let s = self.seal_with(BITMAP_REGION + page, nonce, &pt, true);
         self.bitmaps.insert(page, s);
-        self.bitmap_nonces.insert(page, nonce);
+        self.counters.set(BITMAP_REGION + page, nonce)?;
         Ok(())
     }
 
@@ -242,7 +290,7 @@ impl SecureMemory {
         if line >= BITMAP_REGION {
             return Err(Error::config(format!("line index {line:#x} is in the reserved bitmap region")));
         }
-        let nonce = self.nonces.get(&line).map_or(0, |n| n + 1);
+        let nonce = if self.lines.contains_key(&line) { self.counters.get(line)? + 1 } else { 0 };
         let mut layout_pt = *pt;
         if self.scheme.reorders() {
             let w = layout::words(pt);
@@ -252,7 +300,7 @@ impl SecureMemory {
         }
         let s = self.seal(line, nonce, &layout_pt);
         self.lines.insert(line, s);
-        self.nonces.insert(line, nonce);
+        self.counters.set(line, nonce)?;
         Ok(())
     }
 
@@ -287,7 +335,7 @@ impl SecureMemory {
             .get(&line)
             .ok_or_else(|| Error::config(format!("line {line:#x} was never written")))?;
         let bm = if self.scheme.reorders() { self.bitmap_of(line)? } else { 0 };
-        let nonce = self.nonce(line);
+        let nonce = self.nonce(line)?;
         let cb = self.scheme.chunk_bytes();
         let n = self.scheme.chunks();
         let mut f = Fetch {

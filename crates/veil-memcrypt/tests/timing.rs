@@ -198,6 +198,8 @@ fn bad_configs_are_refused_with_the_field_named() {
         (Config { tlb_entries: 0, ..Default::default() }, "tlb_entries"),
         (Config { walk_latency: -1.0, ..Default::default() }, "walk_latency"),
         (Config { mac_store: "cloud".into(), ..Default::default() }, "mac_store"),
+        (Config { tree_arity: 1, ..Default::default() }, "tree_arity"),
+        (Config { counters: "disk".into(), ..Default::default() }, "counters"),
     ];
     for (c, field) in cases {
         let e = c.validate().unwrap_err().to_string();

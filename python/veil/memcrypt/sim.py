@@ -57,6 +57,13 @@ MAC_STORES = {
     "separate": "MACs in a separate region of MAC lines: a second SDRAM access per line (no MAC cache)",
     "untimed": "MACs move no bytes (the model before MAC traffic was booked)",
 }
+COUNTER_STORES = {
+    "on_chip": "functional model: the per-line counters (nonces) are kept on chip, so a replayed record fails its MAC",
+    "tree": "functional model: counters in memory under a Bonsai-Merkle counter tree (root on chip) of arity "
+            "tree_arity; a replayed record with its old counters and tree nodes fails at the root",
+}
+for _n, _d in COUNTER_STORES.items():
+    register_component("memcrypt.counters", _n, doc=_d)
 for _n, _d in MAC_STORES.items():
     register_component("memcrypt.mac_store", _n, doc=_d)
 for _n, _d in BITMAP_FETCHES.items():
@@ -144,6 +151,10 @@ class MachineConfig(ExperimentConfig):
     mac_store: ComponentName("memcrypt.mac_store") = Field(
         "beside_line", description="where each line's MACs are stored and what they add to its SDRAM traffic "
                                    "(nonces are kept on chip)")
+    counters: ComponentName("memcrypt.counters") = Field(
+        "on_chip", description="where the trusted per-line counters live (functional model; the timing model books "
+                               "no counter traffic)")
+    tree_arity: int = Field(8, ge=2, le=1 << 16, description="arity of the counter tree (counters = tree)")
     tlb_entries: int = Field(128, ge=1, le=1 << 20, description="data TLB entries, 4 KB pages (§3.2.2: 128; Table 2: 256)")
     tlb_ways: int = Field(4, ge=1, le=1 << 10, description="data TLB ways (Table 2: 4)")
     walk_latency: float = Field(30.0, ge=0, description="page walk of a data-TLB miss, core cycles (SimpleScalar "
