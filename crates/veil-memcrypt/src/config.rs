@@ -117,6 +117,11 @@ pub struct Config {
     /// timing model books no counter traffic either way.
     pub counters: String,
     pub tree_arity: u32,
+    /// Timing model: 0 keeps every counter on chip; otherwise counters are in memory under a
+    /// counter tree of arity `tree_arity`, with a counter cache of this many 64-byte lines
+    /// (counter blocks and tree nodes) and `counter_cache_ways` ways.
+    pub counter_cache_entries: usize,
+    pub counter_cache_ways: usize,
     /// Data TLB entries (4 KB pages; §3.2.2: 128) and ways.
     pub tlb_entries: usize,
     pub tlb_ways: usize,
@@ -178,6 +183,8 @@ impl Default for Config {
             mac_store: "beside_line".into(),
             counters: "on_chip".into(),
             tree_arity: 8,
+            counter_cache_entries: 0,
+            counter_cache_ways: 4,
             tlb_entries: 128,
             tlb_ways: 4,
             walk_latency: 30.0,
@@ -274,6 +281,14 @@ impl Config {
             return Err(Error::config(format!("tree_arity: must be >= 2, got {}", self.tree_arity)));
         }
         crate::secure::Counters::new(&self.counters, self.tree_arity, 0)?;
+        if self.counter_cache_entries > 0
+            && (self.counter_cache_ways == 0 || self.counter_cache_entries % self.counter_cache_ways != 0)
+        {
+            return Err(Error::config(format!(
+                "counter_cache_entries: must be 0 or a positive multiple of counter_cache_ways ({}), got {}",
+                self.counter_cache_ways, self.counter_cache_entries
+            )));
+        }
         if self.tlb_entries == 0 || self.tlb_ways == 0 || self.tlb_entries % self.tlb_ways != 0 {
             return Err(Error::config(format!(
                 "tlb_entries: must be a positive multiple of tlb_ways ({}), got {}",

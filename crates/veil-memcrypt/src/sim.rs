@@ -46,6 +46,7 @@ use crate::tlb::Tlb;
 pub use bitmaps::BitmapFetch;
 
 mod bitmaps;
+mod counters;
 
 /// Data line indices stay below the bitmap region.
 const LINE_LIMIT: u64 = BITMAP_REGION;
@@ -155,6 +156,9 @@ pub struct Results {
     /// Bitmap lines fetched alongside a page walk (`bitmap_fetch = "with_walk"`), not counted
     /// in `bitmap_misses`.
     pub bitmap_walk_fetches: u64,
+    /// Counter-cache misses (`counter_cache_entries` > 0) and tree node lines fetched for them.
+    pub counter_misses: u64,
+    pub tree_fetches: u64,
     pub dram_row_hits: u64,
     pub dram_row_closed: u64,
     pub dram_row_conflicts: u64,
@@ -202,6 +206,10 @@ pub struct Sim {
     mac_bytes: u32,
     tlb: Tlb,
     walk: f64,
+    /// Counters in memory under a counter tree: the counter cache (None: counters on chip).
+    ctr_cache: Option<BitmapCache>,
+    tree_arity: u64,
+    tree_levels: u8,
     bitmap_write_if_changed: bool,
     deps: Option<PointerDeps>,
     /// Warm-up records still to come.
@@ -261,6 +269,9 @@ impl Sim {
             mac_bytes: 8 * scheme.chunks() as u32,
             tlb: Tlb::new(cfg.tlb_entries, cfg.tlb_ways),
             walk: cfg.walk_latency,
+            ctr_cache: (cfg.counter_cache_entries > 0).then(|| BitmapCache::new(cfg.counter_cache_entries, cfg.counter_cache_ways)),
+            tree_arity: cfg.tree_arity as u64,
+            tree_levels: crate::tree::levels(cfg.tree_arity),
             bitmap_write_if_changed: cfg.bitmap_write_if_changed,
             deps: cfg.pointer_dependences.then(|| PointerDeps::new(1 << 12)),
             warm_left: cfg.warmup_records,
@@ -367,11 +378,14 @@ impl Sim {
             bm_cached = t_bm <= t_miss;
             ready = ready.max(t_bm);
         }
-        // Offsets (direct) or pads (counter) from on-chip nonces/counters.
+        // Offsets (direct) or pads (counter) from the line's counter: on chip, or once its
+        // block arrives from memory (verified later, before the data may be used).
+        let (t_ctr, ctr_ok) = self.counter_fetch(t_miss, line, false);
+        ready = ready.max(ctr_ok);
         let t_key = match self.scheme.mode {
-            Mode::Direct => self.eng.demand(t_miss, 1),
-            Mode::Counter if self.pad_precompute => self.eng.demand(t_miss, 4),
-            Mode::Counter => self.eng.demand(t_data, 4),
+            Mode::Direct => self.eng.demand(t_ctr, 1),
+            Mode::Counter if self.pad_precompute => self.eng.demand(t_ctr, 4),
+            Mode::Counter => self.eng.demand(t_data.max(t_ctr), 4),
         };
 
         // Demand path, always run: decryption (direct: a cipher pass; counter: the pad XOR),
@@ -412,7 +426,7 @@ impl Sim {
             let mac_ops = if self.mac_spec { cands } else { 0 };
             let per_pos = ct_ops + mac_ops;
             let want = positions as u64 * per_pos;
-            let from = if ct_ops > 0 { t_key } else { t_miss };
+            let from = if ct_ops > 0 { t_key } else { t_ctr };
             // `as u64` truncates and saturates negatives to 0: floor().max(0.0) without libm.
             let deadline = if iv > 0.0 { ((dem_ready - lat) / iv) as u64 } else { u64::MAX };
             // The last ciphertext and the last MAC of each position: their issue slots.
@@ -487,9 +501,11 @@ impl Sim {
         self.eng.spec_ops += ops;
         // The line goes to memory once it is encrypted and its MACs computed (its last
         // operation), with its new nonce or counter.
+        // The bumped counter: its block must be in the counter cache (counters in memory).
+        let (t_ctr, _) = self.counter_fetch(t, line, true);
         let mut last = [0u64];
-        self.eng.book_demand(t, ops, u64::MAX, &[ops - 1], &mut last);
-        let sealed = self.eng.done(last[0], t);
+        self.eng.book_demand(t_ctr, ops, u64::MAX, &[ops - 1], &mut last);
+        let sealed = self.eng.done(last[0], t_ctr);
         let done = self.mem(sealed, line);
         if self.track_bm {
             let bm = fvt::frequent_mask(&self.fvt.positions(w));

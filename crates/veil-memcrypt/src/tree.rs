@@ -22,6 +22,17 @@ const BLOCK_SPACE: u128 = 1 << 56;
 
 type Digest = [u8; 8];
 
+/// Levels of digests from the counter blocks (level 0) up to the root, at `arity` >= 2.
+pub fn levels(arity: u32) -> u8 {
+    let mut levels = 0u8;
+    let mut span: u128 = 1;
+    while span < BLOCK_SPACE {
+        span *= arity.max(2) as u128;
+        levels += 1;
+    }
+    levels
+}
+
 /// The tree's state: what memory holds (counter blocks, digests of every level below the root,
 /// all attacker-writable) and the on-chip root.
 #[derive(Clone)]
@@ -41,12 +52,7 @@ impl CounterTree {
         if arity < 2 {
             return Err(Error::config(format!("tree_arity: must be >= 2, got {arity}")));
         }
-        let mut levels = 0u8;
-        let mut span: u128 = 1;
-        while span < BLOCK_SPACE {
-            span *= arity as u128;
-            levels += 1;
-        }
+        let levels = levels(arity);
         let mac = <Cmac<Aes128> as cmac::digest::KeyInit>::new_from_slice(key).map_err(|_| Error::config("tree key: 16 bytes"))?;
         Ok(CounterTree { arity: arity as u64, levels, mac, blocks: HashMap::new(), nodes: HashMap::new(), root: [0; 8] })
     }

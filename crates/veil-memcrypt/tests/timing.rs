@@ -405,3 +405,33 @@ fn mac_traffic_lengthens_each_burst_by_the_macs_bytes() {
         assert!(loss > 0.0 && loss <= share, "{cipher}: {loss}");
     }
 }
+
+#[test]
+fn counters_in_memory_cost_their_fetches_and_tree_walks() {
+    // Isolated misses far apart in memory: every fill misses the counter cache, fetches its
+    // counter block and the tree's node lines up to the root (on chip), and waits for their
+    // verification; a counter cache covering the footprint costs only its first touches.
+    let recs = isolated(40, 100_000);
+    let go = |entries: usize| {
+        let c = Config { counter_cache_entries: entries, ..scheme("direct", "aes256", false, false) };
+        simulate(&c, recs.iter().cloned().map(Ok), &|| false).unwrap()
+    };
+    let on_chip = go(0);
+    let cached = go(64);
+    assert_eq!((on_chip.counter_misses, on_chip.tree_fetches), (0, 0));
+    assert_eq!(cached.counter_misses, 40);
+    // The isolated lines are 4096 lines apart: their counter blocks share no tree node below
+    // level 4 (arity 8), so each miss fetches several node lines.
+    assert!(cached.tree_fetches >= 40, "{}", cached.tree_fetches);
+    assert!(cached.cycles > on_chip.cycles + 40.0 * 100.0, "{} vs {}", cached.cycles, on_chip.cycles);
+    // On a stream whose counter blocks fit the cache, counters in memory cost a little over
+    // on-chip ones, never less.
+    let s = synth(30_000, 0.3, 40);
+    for (mode, cipher, spec, reorder) in [("direct", "tdes", true, false), ("direct", "aes256", true, true), ("counter", "aes128", false, false)] {
+        let base = run(&scheme(mode, cipher, spec, reorder), &s);
+        let small = run(&Config { counter_cache_entries: 64, ..scheme(mode, cipher, spec, reorder) }, &s);
+        let big = run(&Config { counter_cache_entries: 8192, ..scheme(mode, cipher, spec, reorder) }, &s);
+        assert!(big.cycles >= base.cycles && small.cycles >= big.cycles, "{mode} {cipher}: {} {} {}", base.cycles, big.cycles, small.cycles);
+        assert!(small.counter_misses > big.counter_misses);
+    }
+}

@@ -155,6 +155,10 @@ class MachineConfig(ExperimentConfig):
         "on_chip", description="where the trusted per-line counters live (functional model; the timing model books "
                                "no counter traffic)")
     tree_arity: int = Field(8, ge=2, le=1 << 16, description="arity of the counter tree (counters = tree)")
+    counter_cache_entries: int = Field(0, ge=0, le=1 << 20, description="timing model: 0 keeps every counter on chip; "
+                                                                        "otherwise counters are in memory under a counter "
+                                                                        "tree with a counter cache of this many lines")
+    counter_cache_ways: int = Field(4, ge=1, le=1 << 10, description="counter cache ways")
     tlb_entries: int = Field(128, ge=1, le=1 << 20, description="data TLB entries, 4 KB pages (§3.2.2: 128; Table 2: 256)")
     tlb_ways: int = Field(4, ge=1, le=1 << 10, description="data TLB ways (Table 2: 4)")
     walk_latency: float = Field(30.0, ge=0, description="page walk of a data-TLB miss, core cycles (SimpleScalar "
@@ -247,6 +251,8 @@ RUN_RESULTS = {
     "bitmap_ops": ("", "crypto engine operations on bitmap lines (decryption, authentication, re-encryption)"),
     "tlb_misses": ("", "load and store fills whose page missed the data TLB (a page walk each)"),
     "bitmap_walk_fetches": ("", "bitmap lines requested alongside a page walk (bitmap_fetch = with_walk)"),
+    "counter_misses": ("", "counter-cache misses (counters in memory under a counter tree)"),
+    "tree_fetches": ("", "counter-tree node lines fetched for counter-cache misses"),
     "bitmap_wait_cycles": ("cycles", "over load fills, CPU cycles by which waiting for the bitmap delayed the data"),
     "dependent_misses": ("", "load misses that waited for the line holding their address (pointer chasing)"),
     "frequent_words_lost_odd": ("", "frequent words left without a frequent partner: the odd one of the bitmap"),
