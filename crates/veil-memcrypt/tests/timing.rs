@@ -435,3 +435,27 @@ fn counters_in_memory_cost_their_fetches_and_tree_walks() {
         assert!(small.counter_misses > big.counter_misses);
     }
 }
+
+#[test]
+fn writebacks_reach_memory_by_the_same_rule_with_and_without_speculation() {
+    // Writeback encryption is demand work: under demand-first arbitration speculation cannot
+    // delay it, so writes reach the SDRAM when the machine without speculation sends them and
+    // the row-buffer pattern is the same. Under one first-come-first-served calendar a single
+    // TDES engine busy with candidates seals writebacks late and in clumps, which go to the
+    // SDRAM in bursts (more row hits with speculation than without).
+    let s = SynthConfig { run_lines: 8, ..synth(60_000, 0.95, 30) };
+    let hits = |arb: &str, spec: bool| {
+        let c = Config { arbitration: arb.into(), engines: 1, ..scheme("direct", "tdes", spec, false) };
+        let r = run(&c, &s);
+        r.dram_row_hits as f64 / r.dram_accesses as f64
+    };
+    let (df_base, df_spec) = (hits("demand_first", false), hits("demand_first", true));
+    let (fc_base, fc_spec) = (hits("fcfs", false), hits("fcfs", true));
+    let p = run(&Config { encryption: false, ..Default::default() }, &s);
+    let plain = p.dram_row_hits as f64 / p.dram_accesses as f64;
+    eprintln!("row-hit share: plain {plain:.4}, demand_first {df_base:.4} -> {df_spec:.4}, fcfs {fc_base:.4} -> {fc_spec:.4}");
+    // The unprotected machine, and the encrypted one without and with speculation, reach the
+    // SDRAM with the same row pattern.
+    assert!((df_spec - df_base).abs() < 0.002 && (df_base - plain).abs() < 0.002, "{plain} {df_base} {df_spec}");
+    assert!(fc_spec - fc_base > 0.01, "{fc_base} {fc_spec}");
+}
