@@ -74,7 +74,8 @@ def test_warm_up_and_window_of_a_trace():
 
 
 def test_functional_check_has_no_false_hits():
-    for kw in ({"cipher": "tdes"}, {"cipher": "aes256"}, {"mode": "counter", "cipher": "aes128"}):
+    for kw in ({"cipher": "tdes"}, {"cipher": "aes256"}, {"mode": "counter", "cipher": "aes128"},
+               {"cipher": "aes256", "counters": "tree", "tree_arity": 4}):
         r = run("memcrypt.check", **kw)
         assert r["fetches"] > 10_000
         assert (r["false_hits"], r["external_updates"], r["integrity_failures"]) == (0, 0, 0)
@@ -102,6 +103,13 @@ def test_config_files_validate(path):
     ("line_bytes=32", "line_bytes"),
     ("window=end", "window"),
     ("write_buffer=0", "write_buffer"),
+    ("arbitration=priority", "memcrypt.arbitration"),
+    ("bitmap_fetch=lazy", "memcrypt.bitmap_fetch"),
+    ("tlb_entries=0", "tlb_entries"),
+    ("walk_latency=-1", "walk_latency"),
+    ("mac_store=cloud", "memcrypt.mac_store"),
+    ("tree_arity=1", "tree_arity"),
+    ("counters=disk", "memcrypt.counters"),
 ])
 def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.run"\nmax_records = 1000\n')
@@ -134,6 +142,7 @@ def test_reproducer_writes_the_results_keys(veil_cli, tmp_path, store_path):
     assert r.rc == 0, r.err
     m = json.loads((tmp_path / "rep" / "results.json").read_text())
     assert m["memcrypt/false_hits"] == 0
+    assert m["memcrypt/speedup_bound_violations"] == 0
     assert 0 < m["memcrypt/reorder_predictable_share"] <= 1
     assert "memcrypt/mean_speedup_ratio_1to6_over_1to4" in m
     assert "memcrypt/tdes_mean_speedup_ratio_1to6_over_1to4" in m

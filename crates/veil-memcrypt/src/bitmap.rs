@@ -17,6 +17,7 @@ pub enum Lookup {
     Miss,
 }
 
+#[derive(Clone)]
 pub struct BitmapCache {
     ways: usize,
     sets: u64,

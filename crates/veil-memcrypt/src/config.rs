@@ -83,6 +83,9 @@ pub struct Config {
     pub tdes_stages: u32,
     /// Replicated pipelined engines, shared by demand, MAC and speculative work.
     pub engines: u32,
+    /// How engine slots are shared: "demand_first" (speculation only in slots no demand work
+    /// needs, the paper's "idle cycles") or "fcfs" (one calendar, first come first served).
+    pub arbitration: String,
     /// CAM compare of a speculated ciphertext or MAC, cycles.
     pub compare_cycles: f64,
     /// Bitmap cache entries (one 64-byte bitmap line = one 4 KB page each; 128 = 8 KB, §3.2.2).
@@ -99,9 +102,31 @@ pub struct Config {
     /// A writeback updates its page's bitmap line only when the line's bitmap changed (the
     /// bitmap it was fetched with is kept beside it in the L2); false: every writeback does.
     pub bitmap_write_if_changed: bool,
-    /// Beyond the paper: each line's bitmap travels with its MACs (pad-encrypted), so no bitmap
-    /// line is fetched, but speculation cannot know the pairs before the line arrives.
-    pub bitmap_inline: bool,
+    /// When a page's bitmap line is fetched: "with_walk" (alongside the page walk of a data-TLB
+    /// miss, the paper's sizing of the bitmap cache against the TLB), "on_miss" (on a
+    /// bitmap-cache miss when the L2 miss is known), "inline" (beyond the paper: each line's
+    /// bitmap travels with its MACs, no bitmap lines, but speculation cannot know the pairs
+    /// before the line arrives).
+    pub bitmap_fetch: String,
+    /// Where each line's MACs are stored: "beside_line" (one longer burst: 64 B of MACs under
+    /// TDES, 32 B under AES), "separate" (a second access to a MAC line), "untimed" (no MAC
+    /// traffic). Nonces are on chip.
+    pub mac_store: String,
+    /// Functional model: where the trusted per-line counters live: "on_chip" or "tree" (in
+    /// memory under a Bonsai-Merkle counter tree of arity `tree_arity`, root on chip). The
+    /// timing model books no counter traffic either way.
+    pub counters: String,
+    pub tree_arity: u32,
+    /// Timing model: 0 keeps every counter on chip; otherwise counters are in memory under a
+    /// counter tree of arity `tree_arity`, with a counter cache of this many 64-byte lines
+    /// (counter blocks and tree nodes) and `counter_cache_ways` ways.
+    pub counter_cache_entries: usize,
+    pub counter_cache_ways: usize,
+    /// Data TLB entries (4 KB pages; §3.2.2: 128) and ways.
+    pub tlb_entries: usize,
+    pub tlb_ways: usize,
+    /// Page walk of a data-TLB miss, core cycles (SimpleScalar sim-outorder's default: 30).
+    pub walk_latency: f64,
     /// Fast-forward (paper §5: "During fast-forwarding, L1 cache, L2 cache, and frequent value
     /// tracking are simulated"): the first this-many records only train the FVT, the lines'
     /// bitmaps, the bitmap cache and its prefetcher; timing and every count start after them.
@@ -146,6 +171,7 @@ impl Default for Config {
             tdes_latency_ns: 96.0,
             tdes_stages: 48,
             engines: 4,
+            arbitration: "demand_first".into(),
             compare_cycles: 1.0,
             bitmap_cache_entries: 128,
             bitmap_cache_ways: 4,
@@ -153,7 +179,15 @@ impl Default for Config {
             bitmap_prefetch_degree: 1,
             bitmap_prefetch_streams: 8,
             bitmap_write_if_changed: true,
-            bitmap_inline: false,
+            bitmap_fetch: "with_walk".into(),
+            mac_store: "beside_line".into(),
+            counters: "on_chip".into(),
+            tree_arity: 8,
+            counter_cache_entries: 0,
+            counter_cache_ways: 4,
+            tlb_entries: 128,
+            tlb_ways: 4,
+            walk_latency: 30.0,
             warmup_records: 0,
             seed: 1,
         }
@@ -240,6 +274,28 @@ impl Config {
                 self.bitmap_cache_ways, self.bitmap_cache_entries
             )));
         }
+        crate::engines::Arbitration::parse(&self.arbitration)?;
+        crate::sim::BitmapFetch::parse(&self.bitmap_fetch)?;
+        crate::sim::MacStore::parse(&self.mac_store)?;
+        if self.tree_arity < 2 {
+            return Err(Error::config(format!("tree_arity: must be >= 2, got {}", self.tree_arity)));
+        }
+        crate::secure::Counters::new(&self.counters, self.tree_arity, 0)?;
+        if self.counter_cache_entries > 0
+            && (self.counter_cache_ways == 0 || self.counter_cache_entries % self.counter_cache_ways != 0)
+        {
+            return Err(Error::config(format!(
+                "counter_cache_entries: must be 0 or a positive multiple of counter_cache_ways ({}), got {}",
+                self.counter_cache_ways, self.counter_cache_entries
+            )));
+        }
+        if self.tlb_entries == 0 || self.tlb_ways == 0 || self.tlb_entries % self.tlb_ways != 0 {
+            return Err(Error::config(format!(
+                "tlb_entries: must be a positive multiple of tlb_ways ({}), got {}",
+                self.tlb_ways, self.tlb_entries
+            )));
+        }
+        nonneg("walk_latency", self.walk_latency)?;
         crate::prefetch::Prefetcher::new(&self.bitmap_prefetch, self.bitmap_prefetch_degree, self.bitmap_prefetch_streams)?;
         if self.bitmap_prefetch_degree == 0 || self.bitmap_prefetch_degree > 64 {
             return Err(Error::config(format!(

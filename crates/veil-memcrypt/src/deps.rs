@@ -11,6 +11,7 @@
 
 const EMPTY: u64 = u64::MAX;
 
+#[derive(Clone)]
 pub struct PointerDeps {
     lines: Vec<u64>,
     ready: Vec<f64>,

@@ -129,6 +129,7 @@ struct Bank {
     retired_row: u64,
 }
 
+#[derive(Clone)]
 pub struct Dram {
     banks: Vec<Bank>,
     /// The data bus's reservations (they never overlap; each lasts one burst).
@@ -138,6 +139,7 @@ pub struct Dram {
     t_rcd: f64,
     t_rp: f64,
     beats: f64,
+    bus_bytes: u32,
     /// Lines per row and banks as shifts and masks where they are powers of two (a 64-bit
     /// division takes tens of cycles, and the model divides twice per access).
     row_shift: u32,
@@ -184,6 +186,7 @@ impl Dram {
             t_rcd,
             t_rp,
             beats: (64 / bus_bytes) as f64,
+            bus_bytes,
             row_shift: (row_bytes / 64).trailing_zeros(),
             bank_shift: banks.is_power_of_two().then(|| banks.trailing_zeros()),
             pipelined_cas,
@@ -244,6 +247,14 @@ impl Dram {
     /// cycle its last beat has crossed the bus.
     #[inline]
     pub fn access(&mut self, t: f64, line: u64) -> f64 {
+        self.access_extra(t, line, 0)
+    }
+
+    /// [`Self::access`] of a line with `extra_bytes` more stored beside it in the same row (its
+    /// MACs): one longer burst (extra beats on the bus) that holds the bank as much longer.
+    #[inline]
+    pub fn access_extra(&mut self, t: f64, line: u64, extra_bytes: u32) -> f64 {
+        let extra = extra_bytes.div_ceil(self.bus_bytes) as f64 * self.clk;
         let (bi, row) = self.place(line);
 
         // The bank: the earliest gap at or after t that holds the command, with the row the
@@ -259,7 +270,7 @@ impl Dram {
             let mut k = b.busy.searched();
             while k > 0 && live[k - 1].start > t {
                 let (open, free) = prev(k - 1);
-                let fits = later(t, free) + self.hold_cycles[outcome(open, row)] <= live[k - 1].start;
+                let fits = later(t, free) + self.hold_cycles[outcome(open, row)] + extra <= live[k - 1].start;
                 at = if fits { k - 1 } else { at };
                 k -= 1;
             }
@@ -271,7 +282,7 @@ impl Dram {
 
         // The bus: the earliest gap at or after the data's time that holds the burst, found
         // the same way.
-        let burst = self.bus.min_hold;
+        let burst = self.bus.min_hold + extra;
         let ready = start + lat;
         let (bus_at, data) = {
             let live = self.bus.live();
@@ -289,7 +300,7 @@ impl Dram {
         self.bus.insert(bus_at, Busy { start: data, end: done, row: 0 });
 
         // The bank is held as long as its burst waits for the bus.
-        let end = data - lat + self.hold_cycles[o];
+        let end = data - lat + self.hold_cycles[o] + extra;
         self.banks[bi].busy.insert(bank_at, Busy { start, end, row });
         done
     }

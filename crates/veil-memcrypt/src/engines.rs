@@ -1,14 +1,51 @@
 //! The crypto engines: `engines` identical pipelines, each accepting one block operation per
 //! stage time (latency / stages) and finishing it `latency` later, so the pool as a whole has
-//! one issue slot every latency / stages / engines cycles. Demand work (offsets or pads,
-//! decryption, MAC checks), speculative work (candidate encryptions and MACs) and writeback
-//! encryption all take slots from one calendar: a request for n operations ready at t takes the
-//! first n free slots from t on, wherever earlier requests left gaps (a request may be booked for
-//! the future, e.g. a line's decryption when it will have arrived). Requests are served in the
-//! order they are made; the timing model makes a miss's demand requests before its speculation,
-//! and cancels speculation that could only finish after the demand path (it books only slots
-//! before a deadline). A miss's candidates still occupy slots the misses behind it want, which is
-//! why a larger FVT can make a burst of misses slower (paper §6.4).
+//! one issue slot every latency / stages / engines cycles. A request for n operations ready at t
+//! takes the first n free slots from t on, wherever earlier requests left gaps (a request may be
+//! booked for the future, e.g. a line's decryption when it will have arrived).
+//!
+//! **Arbitration** (`Arbitration`). Work comes in two classes: *demand* (offsets or pads, demand
+//! decryption, MAC checks, writeback encryption, bitmap lines: work the machine cannot do
+//! without) and *speculative* (candidate encryptions and MACs). Under `DemandFirst` (the paper's
+//! reading: speculation "use[s] idle cycles of pipelined crypto engines", §7) the arbiter at the
+//! pipelines' input gives every slot to a ready demand operation first; speculation is lower
+//! priority, not pre-emptive: an operation in a pipeline is never aborted (a pipeline cannot
+//! give back a stage it has filled without wasting it), a speculative one only enters a slot no
+//! demand operation wants. The calendar keeps two rings: demand bookings search only the demand
+//! ring (speculation never delays them), speculative bookings search the union. Requests are
+//! booked in trace order, so a later miss's demand operation may land on a slot an earlier
+//! miss's speculation already holds; the arbiter would have issued the demand operation there
+//! and the speculative one later, which the model does not re-time: it counts those
+//! `displaced` speculative operations (their results are optimistic by at least one slot).
+//! Under `Fcfs` all work shares one ring, served in the order requested: a miss's candidates
+//! then occupy slots the demand work of the misses behind it wants.
+//! The timing model books a miss's demand requests before its speculation and cancels
+//! speculation that could only finish after the demand path (it books only slots before a
+//! deadline).
+
+/// How the engines' issue slots are shared between demand and speculative work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arbitration {
+    /// Demand work first; speculation only in slots no demand work needs.
+    DemandFirst,
+    /// One first-come-first-served calendar for all work.
+    Fcfs,
+}
+
+impl Arbitration {
+    pub const KNOWN: [&'static str; 2] = ["demand_first", "fcfs"];
+
+    pub fn parse(s: &str) -> crate::Result<Self> {
+        match s {
+            "demand_first" => Ok(Arbitration::DemandFirst),
+            "fcfs" => Ok(Arbitration::Fcfs),
+            _ => Err(crate::Error::config(format!(
+                "arbitration: unknown arbitration '{s}' (known: {})",
+                Self::KNOWN.join(", ")
+            ))),
+        }
+    }
+}
 
 /// Position of the `k`-th (from 0) set bit of `x`, which has more than `k` set bits.
 #[inline(always)]
@@ -63,9 +100,17 @@ pub struct Engines {
     pub iv: f64,
     /// Core cycles from issue to result.
     pub lat: f64,
-    /// Occupied slots, a ring over [base, base + HORIZON). Fixed-size arrays: indices are
-    /// masked to the ring, so the compiler drops the bounds checks of the booking loops.
+    /// Occupied slots (every class), a ring over [base, base + HORIZON). Fixed-size arrays:
+    /// indices are masked to the ring, so the compiler drops the bounds checks of the booking
+    /// loops.
     busy: Box<[u64; HORIZON_WORDS]>,
+    /// Slots held by demand work alone (`DemandFirst` only; what demand bookings search), and
+    /// its full-word summary.
+    dbusy: Box<[u64; HORIZON_WORDS]>,
+    dfull: Box<[u64; HORIZON_WORDS / 64]>,
+    demand_first: bool,
+    /// Speculative operations a later demand booking landed on (see the module doc).
+    pub displaced: u64,
     /// One bit per word of `busy`: set when all its 64 slots are taken. When the engines are
     /// saturated, bookings pile up far ahead of the present and a request would otherwise step
     /// through hundreds of full words to find a free slot (it was 90% of the model's time on
@@ -104,11 +149,22 @@ impl Engines {
     }
 
     pub fn new(latency_cycles: f64, stages: u32, engines: u32) -> Self {
+        Self::with_arbitration(latency_cycles, stages, engines, Arbitration::Fcfs)
+    }
+
+    pub fn with_arbitration(latency_cycles: f64, stages: u32, engines: u32, arb: Arbitration) -> Self {
+        let ring = || -> Box<[u64; HORIZON_WORDS]> { vec![0; HORIZON_WORDS].into_boxed_slice().try_into().expect("ring size") };
+        let summary =
+            || -> Box<[u64; HORIZON_WORDS / 64]> { vec![0; HORIZON_WORDS / 64].into_boxed_slice().try_into().expect("summary size") };
         Engines {
             iv: latency_cycles / stages as f64 / engines as f64,
             lat: latency_cycles,
-            busy: vec![0; HORIZON_WORDS].into_boxed_slice().try_into().expect("ring size"),
-            full: vec![0; HORIZON_WORDS / 64].into_boxed_slice().try_into().expect("summary size"),
+            busy: ring(),
+            full: summary(),
+            dbusy: ring(),
+            dfull: summary(),
+            demand_first: arb == Arbitration::DemandFirst,
+            displaced: 0,
             base: 0,
             demand_ops: 0,
             spec_ops: 0,
@@ -177,11 +233,13 @@ impl Engines {
             return;
         }
         self.busy[a..b].fill(0);
+        self.dbusy[a..b].fill(0);
         for i in a / 64..=(b - 1) / 64 {
             let lo = (a.max(i * 64) - i * 64) as u32;
             let hi = (b.min(i * 64 + 64) - i * 64) as u32;
             let span = if hi - lo == 64 { u64::MAX } else { ((1u64 << (hi - lo)) - 1) << lo };
             self.full[i] &= !span;
+            self.dfull[i] &= !span;
         }
     }
 
@@ -189,11 +247,11 @@ impl Engines {
     /// window (slots past it alias older words of the ring, and `reach` must move the window
     /// there exactly as a word-by-word walk would).
     #[inline]
-    fn skip_full(&self, mut s: u64) -> u64 {
+    fn skip_full<const DEM: bool>(&self, mut s: u64) -> u64 {
         let end = self.base + HORIZON;
         while s < end {
             let wi = ring(s);
-            let open = !self.full[wi / 64] >> (wi % 64);
+            let open = !(if DEM { self.dfull[wi / 64] } else { self.full[wi / 64] }) >> (wi % 64);
             if open != 0 {
                 return (s + 64 * open.trailing_zeros() as u64).min(end);
             }
@@ -217,13 +275,29 @@ impl Engines {
     /// in slot order; returns how many were booked. For each op index in `targets` (ascending)
     /// that was booked, `slots` gets its slot at the same position. Works a 64-slot word at a
     /// time: a miss's few hundred candidates cost a few word operations, not one step each.
+    /// This is the speculative class: under `DemandFirst` it takes only slots no demand or
+    /// speculative booking holds.
     pub fn book(&mut self, t: f64, n: u64, limit: u64, targets: &[u64], slots: &mut [u64]) -> u64 {
         #[cfg(target_arch = "x86_64")]
         if self.bmi2 {
             // SAFETY: `bmi2` is set only where the CPU has BMI2 and POPCNT.
-            return unsafe { self.book_bmi2(t, n, limit, targets, slots) };
+            return unsafe { self.book_bmi2::<false>(t, n, limit, targets, slots) };
         }
-        self.book_with::<false>(t, n, limit, targets, slots)
+        self.book_with::<false, false>(t, n, limit, targets, slots)
+    }
+
+    /// [`Self::book`] for demand work: under `DemandFirst` it sees only other demand bookings
+    /// (speculation never delays it); under `Fcfs` it is `book`.
+    pub fn book_demand(&mut self, t: f64, n: u64, limit: u64, targets: &[u64], slots: &mut [u64]) -> u64 {
+        if !self.demand_first {
+            return self.book(t, n, limit, targets, slots);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self.bmi2 {
+            // SAFETY: `bmi2` is set only where the CPU has BMI2 and POPCNT.
+            return unsafe { self.book_bmi2::<true>(t, n, limit, targets, slots) };
+        }
+        self.book_with::<false, true>(t, n, limit, targets, slots)
     }
 
     /// [`Self::book`] compiled with POPCNT and BMI2 (PDEP finds the k-th free slot of a word in
@@ -232,12 +306,43 @@ impl Engines {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt,bmi1,bmi2")]
     #[inline]
-    unsafe fn book_bmi2(&mut self, t: f64, n: u64, limit: u64, targets: &[u64], slots: &mut [u64]) -> u64 {
-        self.book_with::<true>(t, n, limit, targets, slots)
+    unsafe fn book_bmi2<const DEM: bool>(&mut self, t: f64, n: u64, limit: u64, targets: &[u64], slots: &mut [u64]) -> u64 {
+        self.book_with::<true, DEM>(t, n, limit, targets, slots)
+    }
+
+    /// Marks `taken` (slots of ring word `wi`) in the ring a booking of class `DEM` searched and,
+    /// for a demand booking under `DemandFirst`, in the union ring too (counting the
+    /// speculative operations it lands on).
+    #[inline(always)]
+    fn take<const DEM: bool>(&mut self, wi: usize, taken: u64) {
+        if DEM {
+            self.dbusy[wi] |= taken;
+            self.dfull[wi / 64] |= ((self.dbusy[wi] == u64::MAX) as u64) << (wi % 64);
+            self.displaced += (self.busy[wi] & taken).count_ones() as u64;
+        }
+        self.busy[wi] |= taken;
+        // Set the summary bit when the word is full, without a branch.
+        self.full[wi / 64] |= ((self.busy[wi] == u64::MAX) as u64) << (wi % 64);
     }
 
     #[inline(always)]
-    fn book_with<const BMI2: bool>(&mut self, t: f64, n: u64, limit: u64, targets: &[u64], slots: &mut [u64]) -> u64 {
+    fn searched<const DEM: bool>(&self, wi: usize) -> u64 {
+        if DEM {
+            self.dbusy[wi]
+        } else {
+            self.busy[wi]
+        }
+    }
+
+    #[inline(always)]
+    fn book_with<const BMI2: bool, const DEM: bool>(
+        &mut self,
+        t: f64,
+        n: u64,
+        limit: u64,
+        targets: &[u64],
+        slots: &mut [u64],
+    ) -> u64 {
         if n == 0 {
             return 0;
         }
@@ -253,7 +358,7 @@ impl Engines {
             self.reach(s);
             let wi = ring(s);
             let word_base = s & !63;
-            let mut free = !self.busy[wi] & (u64::MAX << (s % 64));
+            let mut free = !self.searched::<DEM>(wi) & (u64::MAX << (s % 64));
             if limit < word_base + 64 {
                 free &= (1u64 << (limit - word_base)) - 1;
             }
@@ -268,9 +373,7 @@ impl Engines {
             } else if take < avail {
                 free &= (1u64 << select::<BMI2>(free, take)) - 1;
             }
-            self.busy[wi] |= free;
-            // Set the summary bit when the word is full, without a branch.
-            self.full[wi / 64] |= ((self.busy[wi] == u64::MAX) as u64) << (wi % 64);
+            self.take::<DEM>(wi, free);
             while ti < targets.len() && targets[ti] < k + take {
                 slots[ti] = word_base + select::<BMI2>(free, targets[ti] - k) as u64;
                 ti += 1;
@@ -278,8 +381,8 @@ impl Engines {
             k += take;
             s = word_base + 64;
             // The summary walk only when the next word is full (it would return `s` otherwise).
-            if k < n && s < self.base + HORIZON && !self.reference && self.busy[ring(s)] == u64::MAX {
-                s = self.skip_full(s);
+            if k < n && s < self.base + HORIZON && !self.reference && self.searched::<DEM>(ring(s)) == u64::MAX {
+                s = self.skip_full::<DEM>(s);
             }
         }
         k
@@ -297,29 +400,32 @@ impl Engines {
             return self.time(s) + self.lat;
         }
         let mut last = [0u64];
-        self.book(t, n, u64::MAX, &[n - 1], &mut last);
+        self.book_demand(t, n, u64::MAX, &[n - 1], &mut last);
         self.time(last[0]) + self.lat
     }
 
     /// [`Self::book`] of one operation with no deadline, returning its slot: most demand
     /// requests (a chunk's MAC check, a line's offsets) find a free slot in their first word.
+    /// Demand class.
     #[inline(always)]
     pub fn book_one(&mut self, t: f64) -> u64 {
         let s = self.slot(t).max(self.base);
         if s < self.base + HORIZON {
             let wi = ring(s);
-            let free = !self.busy[wi] & (u64::MAX << (s % 64));
+            let held = if self.demand_first { self.dbusy[wi] } else { self.busy[wi] };
+            let free = !held & (u64::MAX << (s % 64));
             if free != 0 {
                 let bit = free & free.wrapping_neg();
-                self.busy[wi] |= bit;
-                if self.busy[wi] == u64::MAX {
-                    self.full[wi / 64] |= 1 << (wi % 64);
+                if self.demand_first {
+                    self.take::<true>(wi, bit);
+                } else {
+                    self.take::<false>(wi, bit);
                 }
                 return (s & !63) + bit.trailing_zeros() as u64;
             }
         }
         let mut slot = [0u64];
-        self.book(t, 1, u64::MAX, &[0], &mut slot);
+        self.book_demand(t, 1, u64::MAX, &[0], &mut slot);
         slot[0]
     }
 }
@@ -387,4 +493,26 @@ mod tests {
             assert_eq!(a.time(s), s as f64 * a.iv);
         }
     }
+
+    #[test]
+    fn demand_first_keeps_speculation_out_of_demand_slots() {
+        // One slot per cycle. Speculation booked first (an earlier miss's candidates) ...
+        let mut e = Engines::with_arbitration(96.0, 48, 2, Arbitration::DemandFirst);
+        assert_eq!(e.book(100.0, 20, u64::MAX, &[], &mut []), 20);
+        // ... does not delay a later miss's demand decryption: it takes slot 105 as if alone,
+        // and the 8 speculative operations it lands on are counted as displaced.
+        assert_eq!(e.demand(105.0, 8), 112.0 + 96.0);
+        assert_eq!(e.displaced, 8);
+        // Speculation sees both: the next candidates go after everything booked.
+        let mut s = [0u64];
+        e.book(100.0, 1, u64::MAX, &[0], &mut s);
+        assert_eq!(s[0], 120);
+        // Under fcfs the same demand request waits behind the candidates.
+        let mut f = Engines::with_arbitration(96.0, 48, 2, Arbitration::Fcfs);
+        f.book(100.0, 20, u64::MAX, &[], &mut []);
+        assert_eq!(f.demand(105.0, 8), 127.0 + 96.0);
+        assert_eq!(f.displaced, 0);
+        assert!(Arbitration::parse("lifo").unwrap_err().to_string().contains("known: demand_first, fcfs"));
+    }
 }
+

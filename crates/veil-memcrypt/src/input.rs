@@ -189,7 +189,8 @@ pub struct Check {
 /// Replays the input through the functional model (real ciphers, MACs and speculation).
 pub fn check_run(run: &Run, interrupted: &dyn Fn() -> bool) -> Result<Check> {
     let scheme = run.config.validate()?;
-    let mut mem = SecureMemory::new(scheme, run.config.seed)?;
+    let counters = crate::secure::Counters::new(&run.config.counters, run.config.tree_arity, run.config.seed)?;
+    let mut mem = SecureMemory::with_counters(scheme, run.config.seed, counters)?;
     let mut fvt = Fvt::new(run.config.fvt_size, run.config.fvt_candidates, run.config.fvt_promote);
     let mut c = Check::default();
     for_each(run, interrupted, |r| {

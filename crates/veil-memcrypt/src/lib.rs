@@ -7,7 +7,7 @@
 //! | OCB-like direct mode (AES-128/256, TDES chunks), counter mode | [`mode`] |
 //! | frequent value table (candidate filter + LRU table) | [`fvt`] |
 //! | chunk re-ordering with the 8-bit bitmap | [`layout`] |
-//! | bitmap cache, bitmap prefetchers | [`bitmap`], [`prefetch`] |
+//! | bitmap cache, bitmap prefetchers, data TLB | [`bitmap`], [`prefetch`], [`tlb`] |
 //! | functional encrypted memory and speculation engine | [`secure`] |
 //! | SDRAM, crypto engine pool | [`dram`], [`engines`] |
 //! | interval-model timing over an L2 miss trace | [`sim`] |
@@ -33,6 +33,8 @@ pub mod record;
 pub mod secure;
 pub mod sim;
 pub mod synth;
+pub mod tlb;
+pub mod tree;
 
 pub use config::Config;
 pub use error::{Error, Result};

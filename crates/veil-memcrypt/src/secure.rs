@@ -1,9 +1,12 @@
 //! The functional model: an encrypted, authenticated memory holding real lines, and the
 //! speculation engine run on them with real cryptography.
 //!
-//! Each stored line is its ciphertext, one 64-bit MAC per cipher-size chunk and its nonce (the
-//! per-line counter; the processor keeps nonces in trusted storage, so they are not part of
-//! what an attacker can modify here). MACs are veil-crypto's truncated CMAC-AES-128 over
+//! Each stored line is its ciphertext, one 64-bit MAC per cipher-size chunk and a copy of its
+//! nonce (the per-line counter). The processor keeps the authoritative nonces in trusted storage
+//! (`Counters`): on chip, or in memory under a Bonsai-Merkle counter tree whose root is on chip
+//! (`crate::tree`). Every decryption and MAC check uses the trusted nonce, never the record's copy, so replaying a whole old record (ciphertext, MACs and nonce, all of which
+//! verified once) fails its MAC check. The record's nonce is what an attacker sees and can
+//! rewrite; it carries no authority. MACs are veil-crypto's truncated CMAC-AES-128 over
 //! (line, nonce, chunk index, chunk size, plaintext chunk), binding each chunk to its place and
 //! version. They cover the plaintext, as OCB's tag does (it encrypts the plaintext checksum):
 //! that is what lets the processor compute a frequent value's MAC in parallel with its
@@ -32,6 +35,7 @@ use crate::error::{Error, Result};
 use crate::fvt::Fvt;
 use crate::layout;
 use crate::mode::{load, store, CipherKind, CounterMode, DirectMode};
+use crate::tree::CounterTree;
 
 /// Line indices at and above this hold bitmap lines (one per 4 KB page of data).
 pub const BITMAP_REGION: u64 = 1 << 58;
@@ -123,6 +127,46 @@ pub struct SecureMemory {
     mac: LineMac,
     lines: HashMap<u64, Stored>,
     bitmaps: HashMap<u64, Stored>,
+    /// Trusted nonces of data lines and bitmap lines (bitmap line of page p at index
+    /// `BITMAP_REGION + p`): what verification uses.
+    counters: Counters,
+}
+
+/// Where the trusted per-line counters (nonces) are kept.
+#[derive(Clone)]
+pub enum Counters {
+    /// On chip: an attacker controls `lines` and `bitmaps`, never these.
+    OnChip(HashMap<u64, u64>),
+    /// In memory (attacker-writable) under a counter tree whose root is on chip.
+    Tree(Box<CounterTree>),
+}
+
+impl Counters {
+    /// `kind`: "on_chip" or "tree" (with `arity`); the tree's key derives from `seed`.
+    pub fn new(kind: &str, arity: u32, seed: u64) -> Result<Self> {
+        match kind {
+            "on_chip" => Ok(Counters::OnChip(HashMap::new())),
+            "tree" => Ok(Counters::Tree(Box::new(CounterTree::new(arity, &key(seed, 5, 16))?))),
+            _ => Err(Error::config(format!("counters: unknown counter store '{kind}' (known: on_chip, tree)"))),
+        }
+    }
+
+    fn get(&self, idx: u64) -> Result<u64> {
+        match self {
+            Counters::OnChip(m) => Ok(m.get(&idx).copied().unwrap_or(0)),
+            Counters::Tree(t) => t.counter(idx),
+        }
+    }
+
+    fn set(&mut self, idx: u64, value: u64) -> Result<()> {
+        match self {
+            Counters::OnChip(m) => {
+                m.insert(idx, value);
+                Ok(())
+            }
+            Counters::Tree(t) => t.set(idx, value),
+        }
+    }
 }
 
 /// Keys derived from a seed (a simulation stand-in for keys fused into the processor).
@@ -139,13 +183,25 @@ fn key(seed: u64, label: u64, n: usize) -> Vec<u8> {
 
 impl SecureMemory {
     pub fn new(scheme: Scheme, seed: u64) -> Result<Self> {
+        Self::with_counters(scheme, seed, Counters::new("on_chip", 2, seed)?)
+    }
+
+    pub fn with_counters(scheme: Scheme, seed: u64, counters: Counters) -> Result<Self> {
         let kb = scheme.cipher.key_bytes();
         let (direct, counter) = match scheme.mode {
             Mode::Direct => (Some(DirectMode::new(scheme.cipher, &key(seed, 1, kb), &key(seed, 2, kb))?), None),
             Mode::Counter => (None, Some(CounterMode::new(&key(seed, 3, kb))?)),
         };
         let mac = LineMac::new(&key(seed, 4, 16)).map_err(Error::crypto)?;
-        Ok(SecureMemory { scheme, direct, counter, mac, lines: HashMap::new(), bitmaps: HashMap::new() })
+        Ok(SecureMemory {
+            scheme,
+            direct,
+            counter,
+            mac,
+            lines: HashMap::new(),
+            bitmaps: HashMap::new(),
+            counters,
+        })
     }
 
     pub fn scheme(&self) -> Scheme {
@@ -172,30 +228,45 @@ impl SecureMemory {
         self.seal_with(line, nonce, pt, false)
     }
 
-    /// Authenticates and decrypts a line sealed by [`Self::seal_with`].
-    fn open_with(&self, line: u64, s: &Stored, what: &str, etm: bool) -> Result<[u8; 64]> {
+    /// Authenticates and decrypts a line sealed by [`Self::seal_with`] under the trusted
+    /// on-chip `nonce` (the record's own copy is ignored: it is attacker-writable).
+    fn open_with(&self, line: u64, nonce: u64, s: &Stored, what: &str, etm: bool) -> Result<[u8; 64]> {
         let n = self.scheme.chunks();
         let pt = match (&self.direct, &self.counter) {
-            (Some(d), _) => d.decrypt_line(line, s.nonce, &s.ct),
-            (_, Some(c)) => xor64(&s.ct, &c.pad(line, s.nonce)),
+            (Some(d), _) => d.decrypt_line(line, nonce, &s.ct),
+            (_, Some(c)) => xor64(&s.ct, &c.pad(line, nonce)),
             _ => unreachable!("a memory has one mode"),
         };
         self.mac
-            .verify_line(line, s.nonce, if etm { &s.ct } else { &pt }, self.scheme.chunk_bytes(), &s.tags[..n])
+            .verify_line(line, nonce, if etm { &s.ct } else { &pt }, self.scheme.chunk_bytes(), &s.tags[..n])
             .map_err(|e| Error::Integrity(format!("{what}: {e}")))?;
         Ok(pt)
     }
 
-    fn open(&self, line: u64, s: &Stored, what: &str) -> Result<[u8; 64]> {
-        self.open_with(line, s, what, false)
+    /// The trusted nonce of a data line (0 for a line never written: fetching it fails anyway).
+    fn nonce(&self, line: u64) -> Result<u64> {
+        self.counters.get(line)
+    }
+
+    /// The counter tree's in-memory state, for replay tests (None with on-chip counters).
+    pub fn counter_tree_mut(&mut self) -> Option<&mut CounterTree> {
+        match &mut self.counters {
+            Counters::Tree(t) => Some(t),
+            Counters::OnChip(_) => None,
+        }
+    }
+
+    /// Opens the bitmap line of `page` under its on-chip nonce.
+    fn open_bitmap(&self, page: u64, s: &Stored) -> Result<[u8; 64]> {
+        let nonce = self.counters.get(BITMAP_REGION + page)?;
+        self.open_with(BITMAP_REGION + page, nonce, s, &format!("bitmap of page {page}"), true)
     }
 
     fn bitmap_of(&self, line: u64) -> Result<u8> {
         let page = line / LINES_PER_BITMAP;
         match self.bitmaps.get(&page) {
             None => Ok(0),
-            Some(s) => Ok(self.open_with(BITMAP_REGION + page, s, &format!("bitmap of page {page}"), true)?
-                [(line % LINES_PER_BITMAP) as usize]),
+            Some(s) => Ok(self.open_bitmap(page, s)?[(line % LINES_PER_BITMAP) as usize]),
         }
     }
 
@@ -203,11 +274,12 @@ impl SecureMemory {
         let page = line / LINES_PER_BITMAP;
         let (mut pt, nonce) = match self.bitmaps.get(&page) {
             None => ([0u8; 64], 0),
-            Some(s) => (self.open_with(BITMAP_REGION + page, s, &format!("bitmap of page {page}"), true)?, s.nonce + 1),
+            Some(s) => (self.open_bitmap(page, s)?, self.counters.get(BITMAP_REGION + page)? + 1),
         };
         pt[(line % LINES_PER_BITMAP) as usize] = bm;
         let s = self.seal_with(BITMAP_REGION + page, nonce, &pt, true);
         self.bitmaps.insert(page, s);
+        self.counters.set(BITMAP_REGION + page, nonce)?;
         Ok(())
     }
 
@@ -218,7 +290,7 @@ impl SecureMemory {
         if line >= BITMAP_REGION {
             return Err(Error::config(format!("line index {line:#x} is in the reserved bitmap region")));
         }
-        let nonce = self.lines.get(&line).map_or(0, |s| s.nonce + 1);
+        let nonce = if self.lines.contains_key(&line) { self.counters.get(line)? + 1 } else { 0 };
         let mut layout_pt = *pt;
         if self.scheme.reorders() {
             let w = layout::words(pt);
@@ -228,6 +300,7 @@ impl SecureMemory {
         }
         let s = self.seal(line, nonce, &layout_pt);
         self.lines.insert(line, s);
+        self.counters.set(line, nonce)?;
         Ok(())
     }
 
@@ -245,6 +318,11 @@ impl SecureMemory {
         self.lines.get_mut(&line)
     }
 
+    /// The bitmap line of the page holding `line` as memory holds it (what an attacker sees).
+    pub fn bitmap_line(&self, line: u64) -> Option<&Stored> {
+        self.bitmaps.get(&(line / LINES_PER_BITMAP))
+    }
+
     /// The bitmap line of the page holding `line`, for tamper tests.
     pub fn bitmap_line_mut(&mut self, line: u64) -> Option<&mut Stored> {
         self.bitmaps.get_mut(&(line / LINES_PER_BITMAP))
@@ -257,6 +335,7 @@ impl SecureMemory {
             .get(&line)
             .ok_or_else(|| Error::config(format!("line {line:#x} was never written")))?;
         let bm = if self.scheme.reorders() { self.bitmap_of(line)? } else { 0 };
+        let nonce = self.nonce(line)?;
         let cb = self.scheme.chunk_bytes();
         let n = self.scheme.chunks();
         let mut f = Fetch {
@@ -271,8 +350,8 @@ impl SecureMemory {
         };
 
         // Speculation: candidates per chunk, encrypted and compared.
-        let offsets = self.direct.as_ref().map(|d| d.offsets(line, s.nonce));
-        let pad = self.counter.as_ref().map(|c| c.pad(line, s.nonce));
+        let offsets = self.direct.as_ref().map(|d| d.offsets(line, nonce));
+        let pad = self.counter.as_ref().map(|c| c.pad(line, nonce));
         let vals = fvt.values();
         let pairs = if self.scheme.reorders() { bm.count_ones() as usize / 2 } else { n };
         let mut spec: [Option<u128>; 8] = [None; 8];
@@ -308,7 +387,7 @@ impl SecureMemory {
                 f.ct_hits += 1;
                 let mut c = [0u8; 16];
                 store(p, &mut c[..cb]);
-                let tag = self.mac.chunk_mac(line, s.nonce, j, &c[..cb]).map_err(Error::crypto)?;
+                let tag = self.mac.chunk_mac(line, nonce, j, &c[..cb]).map_err(Error::crypto)?;
                 if tag == s.tags[j] {
                     f.mac_hits += 1;
                 }
@@ -316,7 +395,7 @@ impl SecureMemory {
         }
 
         // The ordinary path: authenticate every chunk, decrypt, undo the re-ordering.
-        let layout_pt = self.open(line, s, &format!("line {line:#x}"))?;
+        let layout_pt = self.open_with(line, nonce, s, &format!("line {line:#x}"), false)?;
         for (j, hit) in spec.iter().enumerate().take(n) {
             if let Some(p) = hit {
                 if *p != load(&layout_pt[j * cb..(j + 1) * cb]) {

@@ -29,11 +29,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
-use crate::bitmap::{BitmapCache, Lookup};
+use crate::bitmap::BitmapCache;
 use crate::config::Config;
 use crate::deps::PointerDeps;
 use crate::dram::Dram;
-use crate::engines::Engines;
+use crate::engines::{Arbitration, Engines};
 use crate::error::{Error, Result};
 use crate::fvt::{self, Fvt};
 use crate::layout;
@@ -41,9 +41,42 @@ use crate::mode::CipherKind;
 use crate::prefetch::Prefetcher;
 use crate::record::{Kind, Record};
 use crate::secure::{Mode, Scheme, BITMAP_REGION, LINES_PER_BITMAP};
+use crate::tlb::Tlb;
+
+pub use bitmaps::BitmapFetch;
+
+mod bitmaps;
+mod counters;
 
 /// Data line indices stay below the bitmap region.
 const LINE_LIMIT: u64 = BITMAP_REGION;
+/// MAC lines (`mac_store = "separate"`) sit above data and bitmap lines.
+const MAC_REGION: u64 = 1 << 59;
+
+/// Where a line's MACs are stored (what a fill or writeback moves besides the line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MacStore {
+    /// Beside the line in the same row: one longer burst (the paper's reading: each line is
+    /// "stored with its updated MAC value", §2.2).
+    BesideLine,
+    /// In a separate region of MAC lines: a second access per line, no MAC cache.
+    Separate,
+    /// Not timed (the model before MAC traffic was booked).
+    Untimed,
+}
+
+impl MacStore {
+    pub const KNOWN: [&'static str; 3] = ["beside_line", "separate", "untimed"];
+
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "beside_line" => Ok(MacStore::BesideLine),
+            "separate" => Ok(MacStore::Separate),
+            "untimed" => Ok(MacStore::Untimed),
+            _ => Err(Error::config(format!("mac_store: unknown MAC store '{s}' (known: {})", Self::KNOWN.join(", ")))),
+        }
+    }
+}
 
 /// Multiply-shift hasher for line indices (the std SipHash costs more than the rest of a step).
 #[derive(Default)]
@@ -99,6 +132,9 @@ pub struct Results {
     pub chunks_predicted: u64,
     pub spec_ops: u64,
     pub demand_ops: u64,
+    /// Speculative operations a later miss's demand operation landed on under `demand_first`
+    /// arbitration (the arbiter would have issued them later; the model keeps their times).
+    pub spec_displaced: u64,
     /// Bitmap-cache lookups of fills and writebacks that found their page (a prefetch still in
     /// flight counts as a hit, and in `bitmap_late`) or did not (a demand fetch).
     pub bitmap_hits: u64,
@@ -115,6 +151,14 @@ pub struct Results {
     pub dependent_misses: u64,
     /// Over load fills: cycles by which waiting for the bitmap delayed the data's use.
     pub bitmap_wait_cycles: f64,
+    /// Fills (loads and stores) whose page missed the data TLB (a page walk each).
+    pub tlb_misses: u64,
+    /// Bitmap lines fetched alongside a page walk (`bitmap_fetch = "with_walk"`), not counted
+    /// in `bitmap_misses`.
+    pub bitmap_walk_fetches: u64,
+    /// Counter-cache misses (`counter_cache_entries` > 0) and tree node lines fetched for them.
+    pub counter_misses: u64,
+    pub tree_fetches: u64,
     pub dram_row_hits: u64,
     pub dram_row_closed: u64,
     pub dram_row_conflicts: u64,
@@ -128,7 +172,10 @@ pub struct Results {
     pub dram_unloaded: (f64, f64, f64),
 }
 
-/// One timing run over a record stream.
+/// One timing run over a record stream. All of the machine's state (core, caches of bitmaps and
+/// translations, FVT, SDRAM reservations, engine calendar, counters) lives here, so a run can
+/// be cloned at a record boundary (e.g. to warm one copy per sampled window).
+#[derive(Clone)]
 pub struct Sim {
     scheme: Scheme,
     encryption: bool,
@@ -153,7 +200,16 @@ pub struct Sim {
     /// Per page: the stored bitmaps of its 64 lines and which of them were set.
     line_bm: LineMap<([u8; 64], u64)>,
     track_bm: bool,
-    bitmap_inline: bool,
+    bitmap_fetch: BitmapFetch,
+    mac_store: MacStore,
+    /// MAC bytes of a line: 8 per cipher-size chunk.
+    mac_bytes: u32,
+    tlb: Tlb,
+    walk: f64,
+    /// Counters in memory under a counter tree: the counter cache (None: counters on chip).
+    ctr_cache: Option<BitmapCache>,
+    tree_arity: u64,
+    tree_levels: u8,
     bitmap_write_if_changed: bool,
     deps: Option<PointerDeps>,
     /// Warm-up records still to come.
@@ -202,13 +258,20 @@ impl Sim {
                 cfg.t_rp,
                 cfg.dram_pipelined_cas,
             ),
-            eng: Engines::new(lat_ns * cfg.freq_ghz, stages, cfg.engines),
+            eng: Engines::with_arbitration(lat_ns * cfg.freq_ghz, stages, cfg.engines, Arbitration::parse(&cfg.arbitration)?),
             bitmaps: BitmapCache::new(cfg.bitmap_cache_entries, cfg.bitmap_cache_ways),
             prefetcher: Prefetcher::new(&cfg.bitmap_prefetch, cfg.bitmap_prefetch_degree, cfg.bitmap_prefetch_streams)?,
             pf_buf: Vec::new(),
             line_bm: LineMap::default(),
             track_bm: cfg.encryption && scheme.chunk_bytes() == 16,
-            bitmap_inline: cfg.bitmap_inline,
+            bitmap_fetch: BitmapFetch::parse(&cfg.bitmap_fetch)?,
+            mac_store: MacStore::parse(&cfg.mac_store)?,
+            mac_bytes: 8 * scheme.chunks() as u32,
+            tlb: Tlb::new(cfg.tlb_entries, cfg.tlb_ways),
+            walk: cfg.walk_latency,
+            ctr_cache: (cfg.counter_cache_entries > 0).then(|| BitmapCache::new(cfg.counter_cache_entries, cfg.counter_cache_ways)),
+            tree_arity: cfg.tree_arity as u64,
+            tree_levels: crate::tree::levels(cfg.tree_arity),
             bitmap_write_if_changed: cfg.bitmap_write_if_changed,
             deps: cfg.pointer_dependences.then(|| PointerDeps::new(1 << 12)),
             warm_left: cfg.warmup_records,
@@ -220,30 +283,6 @@ impl Sim {
             crypto_sum: 0.0,
             x86_v3: has_x86_v3(),
         })
-    }
-
-    /// The stored bitmap of `line` (a fill), set to `default` when there is none yet: one
-    /// lookup of the page's entry (this runs on every fill and writeback).
-    #[inline]
-    fn bitmap_or_insert(&mut self, line: u64, default: u8) -> u8 {
-        let e = self.line_bm.entry(line / LINES_PER_BITMAP).or_insert(([0; 64], 0));
-        let i = (line % LINES_PER_BITMAP) as usize;
-        if e.1 >> i & 1 == 0 {
-            e.0[i] = default;
-            e.1 |= 1 << i;
-        }
-        e.0[i]
-    }
-
-    /// Stores `bm` as the bitmap of `line` (a writeback); returns the one it replaces.
-    #[inline]
-    fn replace_bitmap(&mut self, line: u64, bm: u8) -> Option<u8> {
-        let e = self.line_bm.entry(line / LINES_PER_BITMAP).or_insert(([0; 64], 0));
-        let i = (line % LINES_PER_BITMAP) as usize;
-        let old = (e.1 >> i & 1 == 1).then_some(e.0[i]);
-        e.0[i] = bm;
-        e.1 |= 1 << i;
-        old
     }
 
     /// Dispatches up to `n` more instructions, stalling behind full ROB windows.
@@ -272,102 +311,17 @@ impl Sim {
         }
     }
 
-    /// Decryption and authentication of a bitmap line arriving at `arrive`. Bitmap lines are
-    /// never speculated, so their MACs cover their ciphertext (encrypt-then-MAC) and a chunk's
-    /// authentication runs beside its decryption instead of after it. A demand fetch books the
-    /// chunk holding the missing line's bitmap first (its result is when the bitmap is known),
-    /// then the line's other chunks; a prefetch books the whole line and is usable once all of
-    /// it is. The line's offsets come from its on-chip nonce while it is fetched.
-    fn bitmap_decrypt(&mut self, arrive: f64, demand: bool) -> f64 {
-        let n = self.scheme.chunks() as u64;
-        self.r.bitmap_ops += 2 * n;
-        let mut last = [0u64];
-        if demand {
-            self.eng.book(arrive, 2, u64::MAX, &[1], &mut last);
-            let ready = self.eng.done(last[0], arrive);
-            self.eng.book(arrive, 2 * n - 2, u64::MAX, &[], &mut []);
-            ready
-        } else {
-            self.eng.book(arrive, 2 * n, u64::MAX, &[2 * n - 1], &mut last);
-            self.eng.done(last[0], arrive)
-        }
-    }
-
-    /// Writes a dirty bitmap line the cache evicted: a new nonce, encryption and MACs.
-    fn write_back_bitmap(&mut self, t: f64, victim: Option<u64>) {
-        if let Some(v) = victim {
-            self.dram.access(t, BITMAP_REGION + v);
-            let ops = 2 * self.scheme.chunks() as u64 + 1;
-            self.r.bitmap_ops += ops;
-            self.eng.book(t, ops, u64::MAX, &[], &mut []);
-        }
-    }
-
-    /// Runs the prefetcher on a trigger at `page` (time `t`): fetches the bitmap lines it asks
-    /// for that are neither cached nor in flight, behind the demand requests already made.
-    fn prefetch_bitmaps(&mut self, t: f64, page: u64) {
-        self.run_prefetcher(page, |sim, p| {
-            sim.r.bitmap_prefetches += 1;
-            let arrive = sim.dram.access(t, BITMAP_REGION + p);
-            let ready = sim.bitmap_decrypt(arrive, false);
-            let victim = sim.bitmaps.fill(p, ready, false, true);
-            sim.write_back_bitmap(t, victim);
-        });
-    }
-
-    /// Triggers the prefetcher at `page` and hands `fetch` each page it asks for that is neither
-    /// cached nor in flight (checked as each is fetched: a fetch may evict another).
-    #[inline(always)]
-    fn run_prefetcher(&mut self, page: u64, mut fetch: impl FnMut(&mut Self, u64)) {
-        let mut want = std::mem::take(&mut self.pf_buf);
-        want.clear();
-        self.prefetcher.trigger(page, &mut want);
-        for &p in &want {
-            if p < LINE_LIMIT / LINES_PER_BITMAP && !self.bitmaps.contains(p) {
-                fetch(self, p);
-            }
-        }
-        self.pf_buf = want;
-    }
-
-    /// The bitmap of `line` for a fill (`write` false) or a writeback that changes it, looked up
-    /// at `t` (in parallel with the data line's fetch): returns when it is known. A miss fetches
-    /// the page's bitmap line; the bitmap line's and the data line's decryptions overlap in the
-    /// engines, only the un-reordering waits for both.
-    #[inline(always)]
-    fn bitmap_access(&mut self, t: f64, line: u64, write: bool) -> f64 {
-        let page = line / LINES_PER_BITMAP;
-        match self.bitmaps.access(page, write) {
-            Lookup::Hit { ready, first_use } => {
-                self.r.bitmap_hits += 1;
-                if ready > t {
-                    self.r.bitmap_late += 1;
-                }
-                if first_use {
-                    self.r.bitmap_prefetches_used += 1;
-                    self.prefetch_bitmaps(t, page);
-                }
-                ready.max(t)
-            }
-            Lookup::Miss => {
-                self.r.bitmap_misses += 1;
-                let arrive = self.dram.access(t, BITMAP_REGION + page);
-                let ready = self.bitmap_decrypt(arrive, true);
-                let victim = self.bitmaps.fill(page, ready, write, false);
-                self.write_back_bitmap(t, victim);
-                self.prefetch_bitmaps(t, page);
-                ready
-            }
-        }
-    }
-
     /// A fill of `line` requested at `t`: returns when its data arrives, when it is usable and
     /// by how much waiting for the bitmap delayed that.
     #[inline(always)]
-    fn fill(&mut self, t: f64, line: u64, w: &[u64; 8]) -> (f64, f64, f64) {
+    fn fill(&mut self, t: f64, line: u64, w: &[u64; 8], walk_at: Option<f64>) -> (f64, f64, f64) {
         let t_miss = t + self.l2;
-        let t_data = self.dram.access(t_miss, line);
         let reorders = self.scheme.reorders();
+        if let (Some(tw), true) = (walk_at, self.encryption && reorders && self.bitmap_fetch == BitmapFetch::WithWalk) {
+            // Booked before the data line: it is requested earlier, at the walk's start.
+            self.bitmap_walk_fetch(tw, line);
+        }
+        let t_data = if self.encryption { self.mem(t_miss, line) } else { self.dram.access(t_miss, line) };
         let cb = self.scheme.chunk_bytes();
         let n = self.scheme.chunks();
         let nf = self.fvt.capacity().min(self.fvt.values().len()) as u64;
@@ -414,7 +368,7 @@ impl Sim {
         let lat = self.eng.lat;
         let mut ready = t_data;
         let mut bm_cached = true;
-        if reorders && self.bitmap_inline {
+        if reorders && (self.bitmap_fetch == BitmapFetch::Inline) {
             // The bitmap travels with the line's MACs, encrypted with a pad computed at miss
             // issue: known when the line arrives, not before (speculation covers every chunk).
             self.eng.demand(t_miss, 1);
@@ -424,11 +378,14 @@ impl Sim {
             bm_cached = t_bm <= t_miss;
             ready = ready.max(t_bm);
         }
-        // Offsets (direct) or pads (counter) from on-chip nonces/counters.
+        // Offsets (direct) or pads (counter) from the line's counter: on chip, or once its
+        // block arrives from memory (verified later, before the data may be used).
+        let (t_ctr, ctr_ok) = self.counter_fetch(t_miss, line, false);
+        ready = ready.max(ctr_ok);
         let t_key = match self.scheme.mode {
-            Mode::Direct => self.eng.demand(t_miss, 1),
-            Mode::Counter if self.pad_precompute => self.eng.demand(t_miss, 4),
-            Mode::Counter => self.eng.demand(t_data, 4),
+            Mode::Direct => self.eng.demand(t_ctr, 1),
+            Mode::Counter if self.pad_precompute => self.eng.demand(t_ctr, 4),
+            Mode::Counter => self.eng.demand(t_data.max(t_ctr), 4),
         };
 
         // Demand path, always run: decryption (direct: a cipher pass; counter: the pad XOR),
@@ -440,7 +397,7 @@ impl Sim {
         if self.scheme.mode == Mode::Direct {
             self.eng.demand_ops += n as u64;
             let mut slots = [0u64; 8];
-            self.eng.book(t_data, n as u64, u64::MAX, &[0, 1, 2, 3, 4, 5, 6, 7][..n], &mut slots);
+            self.eng.book_demand(t_data, n as u64, u64::MAX, &[0, 1, 2, 3, 4, 5, 6, 7][..n], &mut slots);
             for j in 0..n {
                 dem_dec[j] = self.eng.done(slots[j], t_data);
             }
@@ -469,7 +426,7 @@ impl Sim {
             let mac_ops = if self.mac_spec { cands } else { 0 };
             let per_pos = ct_ops + mac_ops;
             let want = positions as u64 * per_pos;
-            let from = if ct_ops > 0 { t_key } else { t_miss };
+            let from = if ct_ops > 0 { t_key } else { t_ctr };
             // `as u64` truncates and saturates negatives to 0: floor().max(0.0) without libm.
             let deadline = if iv > 0.0 { ((dem_ready - lat) / iv) as u64 } else { u64::MAX };
             // The last ciphertext and the last MAC of each position: their issue slots.
@@ -544,10 +501,12 @@ impl Sim {
         self.eng.spec_ops += ops;
         // The line goes to memory once it is encrypted and its MACs computed (its last
         // operation), with its new nonce or counter.
+        // The bumped counter: its block must be in the counter cache (counters in memory).
+        let (t_ctr, _) = self.counter_fetch(t, line, true);
         let mut last = [0u64];
-        self.eng.book(t, ops, u64::MAX, &[ops - 1], &mut last);
-        let sealed = self.eng.done(last[0], t);
-        let done = self.dram.access(sealed, line);
+        self.eng.book_demand(t_ctr, ops, u64::MAX, &[ops - 1], &mut last);
+        let sealed = self.eng.done(last[0], t_ctr);
+        let done = self.mem(sealed, line);
         if self.track_bm {
             let bm = fvt::frequent_mask(&self.fvt.positions(w));
             if self.store_written_bitmap(line, bm) {
@@ -555,15 +514,6 @@ impl Sim {
             }
         }
         done
-    }
-
-    /// Stores the bitmap `bm` a writeback of `line` gives it; returns whether the page's bitmap
-    /// line must be updated. The bitmap the line was fetched with is kept beside it in the L2 (8
-    /// bits a line): an unchanged bitmap needs no update (`bitmap_write_if_changed`).
-    #[inline(always)]
-    fn store_written_bitmap(&mut self, line: u64, bm: u8) -> bool {
-        let changed = self.replace_bitmap(line, bm) != Some(bm);
-        self.scheme.reorders() && !self.bitmap_inline && (changed || !self.bitmap_write_if_changed)
     }
 
     /// Books the crypto engines as before the speed work (the benchmark's baseline; same
@@ -588,29 +538,42 @@ impl Sim {
             }
             return;
         }
+        self.tlb.translate(line / LINES_PER_BITMAP);
         if self.track_bm {
             self.bitmap_or_insert(line, freq);
-            if self.scheme.reorders() && !self.bitmap_inline {
+            if self.scheme.reorders() && !(self.bitmap_fetch == BitmapFetch::Inline) {
                 self.warm_bitmap_cache(line, false);
             }
         }
         self.fvt.observe_line(&w, &pos);
     }
 
-    /// The bitmap cache and prefetcher side of [`Sim::bitmap_access`], untimed.
-    fn warm_bitmap_cache(&mut self, line: u64, write: bool) {
-        let page = line / LINES_PER_BITMAP;
-        let trigger = match self.bitmaps.access(page, write) {
-            Lookup::Hit { first_use, .. } => first_use,
-            Lookup::Miss => {
-                self.bitmaps.fill(page, 0.0, write, false);
-                true
+    /// A data or bitmap line of the protected machine to or from memory at `t`, with its MACs
+    /// (`mac_store`); returns when the last of it has crossed the bus. Nonces stay on chip (see
+    /// docs/memcrypt.md, replay) and move no bytes.
+    #[inline(always)]
+    fn mem(&mut self, t: f64, line: u64) -> f64 {
+        match self.mac_store {
+            MacStore::BesideLine => self.dram.access_extra(t, line, self.mac_bytes),
+            MacStore::Separate => {
+                // The MAC region holds 64 / mac_bytes lines' MACs per 64-byte line.
+                let m = self.dram.access(t, MAC_REGION + line * self.mac_bytes as u64 / 64);
+                self.dram.access(t, line).max(m)
             }
-        };
-        if trigger {
-            self.run_prefetcher(page, |sim, p| {
-                sim.bitmaps.fill(p, 0.0, false, true);
-            });
+            MacStore::Untimed => self.dram.access(t, line),
+        }
+    }
+
+    /// The data TLB for a fill whose instruction issues at `t`: returns when the access can go
+    /// to the caches and, on a miss, when the page walk started. Writebacks carry physical
+    /// addresses and need no translation.
+    #[inline(always)]
+    fn translate(&mut self, t: f64, line: u64) -> (f64, Option<f64>) {
+        if self.tlb.translate(line / LINES_PER_BITMAP) {
+            (t, None)
+        } else {
+            self.r.tlb_misses += 1;
+            (t + self.walk, Some(t))
         }
     }
 
@@ -701,7 +664,8 @@ impl Sim {
                         t0 = p;
                     }
                 }
-                let (data, ready, bm_wait) = self.fill(t0, line, &w);
+                let (t_req, walk_at) = self.translate(t0, line);
+                let (data, ready, bm_wait) = self.fill(t_req, line, &w, walk_at);
                 if let Some(d) = &mut self.deps {
                     d.record(&w, ready, LINE_LIMIT);
                 }
@@ -713,7 +677,8 @@ impl Sim {
             Kind::StoreFill => {
                 self.r.store_fills += 1;
                 let t0 = self.write_slot();
-                let (data, _, _) = self.fill(t0, line, &w);
+                let (t_req, walk_at) = self.translate(t0, line);
+                let (data, _, _) = self.fill(t_req, line, &w, walk_at);
                 self.writes.push_back(data);
             }
             Kind::Writeback => {
@@ -735,6 +700,7 @@ impl Sim {
         r.ipc = if self.t > 0.0 { r.insts as f64 / self.t } else { 0.0 };
         r.spec_ops = self.eng.spec_ops;
         r.demand_ops = self.eng.demand_ops;
+        r.spec_displaced = self.eng.displaced;
         let d = self.dram.stats();
         r.dram_row_hits = d.row_hits;
         r.dram_row_closed = d.row_closed;

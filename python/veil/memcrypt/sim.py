@@ -38,6 +38,38 @@ BITMAP_PREFETCHERS = {
     "stream": "stream table: once two consecutive pages (up or down) miss, keeps `bitmap_prefetch_degree` bitmap "
               "lines ahead of the stream; isolated misses fetch nothing extra",
 }
+ARBITRATIONS = {
+    "demand_first": "demand decryptions, MAC checks, writebacks and bitmap lines take engine slots first; speculation "
+                    "only the slots no demand work needs (the paper's idle cycles; lower priority, not pre-emptive)",
+    "fcfs": "one first-come-first-served calendar for all engine work: a miss's candidates can delay the demand work "
+            "of the misses behind it",
+}
+BITMAP_FETCHES = {
+    "with_walk": "a page's bitmap line is requested alongside the page walk of its data-TLB miss (the bitmap cache covers "
+                 "the TLB's reach, §3.2.2), and on a bitmap-cache miss otherwise",
+    "on_miss": "a page's bitmap line is requested on a bitmap-cache miss, when the L2 miss is known (after any walk)",
+    "inline": "beyond the paper: each line's bitmap travels with its MACs (no bitmap lines, no bitmap cache); "
+              "speculation cannot know the pairs before the line arrives",
+}
+MAC_STORES = {
+    "beside_line": "each line's MACs are stored beside it in the same row (paper §2.2: 'stored along with each "
+                   "encrypted memory block'): one longer burst, +64 B under TDES, +32 B under AES",
+    "separate": "MACs in a separate region of MAC lines: a second SDRAM access per line (no MAC cache)",
+    "untimed": "MACs move no bytes (the model before MAC traffic was booked)",
+}
+COUNTER_STORES = {
+    "on_chip": "functional model: the per-line counters (nonces) are kept on chip, so a replayed record fails its MAC",
+    "tree": "functional model: counters in memory under a Bonsai-Merkle counter tree (root on chip) of arity "
+            "tree_arity; a replayed record with its old counters and tree nodes fails at the root",
+}
+for _n, _d in COUNTER_STORES.items():
+    register_component("memcrypt.counters", _n, doc=_d)
+for _n, _d in MAC_STORES.items():
+    register_component("memcrypt.mac_store", _n, doc=_d)
+for _n, _d in BITMAP_FETCHES.items():
+    register_component("memcrypt.bitmap_fetch", _n, doc=_d)
+for _n, _d in ARBITRATIONS.items():
+    register_component("memcrypt.arbitration", _n, doc=_d)
 for _n, _d in BITMAP_PREFETCHERS.items():
     register_component("memcrypt.bitmap_prefetch", _n, doc=_d)
 for _n, _d in MODES.items():
@@ -101,6 +133,8 @@ class MachineConfig(ExperimentConfig):
     tdes_latency_ns: float = Field(96.0, ge=0, description="TDES latency, ns (Table 2: 96)")
     tdes_stages: int = Field(48, ge=1, le=10_000, description="TDES pipeline stages (Table 2: 48)")
     engines: int = Field(4, ge=1, le=1024, description="replicated pipelined crypto engines (shared by all work)")
+    arbitration: ComponentName("memcrypt.arbitration") = Field(
+        "demand_first", description="how engine slots are shared between demand and speculative work")
     compare_cycles: float = Field(1.0, ge=0, description="CAM compare of a speculated ciphertext or MAC, cycles")
     bitmap_cache_entries: int = Field(128, ge=1, le=1 << 20, description="bitmap cache entries (one 4 KB page each; 128 = 8 KB, §3.2.2)")
     bitmap_cache_ways: int = Field(4, ge=1, le=1 << 10, description="bitmap cache ways")
@@ -112,8 +146,23 @@ class MachineConfig(ExperimentConfig):
     bitmap_write_if_changed: bool = Field(True, description="a writeback updates its page's bitmap line only when "
                                                             "the line's bitmap changed (the fetched bitmap is kept "
                                                             "beside the L2 line); false: every writeback does")
-    bitmap_inline: bool = Field(False, description="beyond the paper: bitmaps travel with each line's MACs instead "
-                                                   "of bitmap lines and a bitmap cache")
+    bitmap_fetch: ComponentName("memcrypt.bitmap_fetch") = Field(
+        "with_walk", description="when a page's bitmap line is fetched under re-ordering")
+    mac_store: ComponentName("memcrypt.mac_store") = Field(
+        "beside_line", description="where each line's MACs are stored and what they add to its SDRAM traffic "
+                                   "(nonces are kept on chip)")
+    counters: ComponentName("memcrypt.counters") = Field(
+        "on_chip", description="where the trusted per-line counters live (functional model; the timing model books "
+                               "no counter traffic)")
+    tree_arity: int = Field(8, ge=2, le=1 << 16, description="arity of the counter tree (counters = tree)")
+    counter_cache_entries: int = Field(0, ge=0, le=1 << 20, description="timing model: 0 keeps every counter on chip; "
+                                                                        "otherwise counters are in memory under a counter "
+                                                                        "tree with a counter cache of this many lines")
+    counter_cache_ways: int = Field(4, ge=1, le=1 << 10, description="counter cache ways")
+    tlb_entries: int = Field(128, ge=1, le=1 << 20, description="data TLB entries, 4 KB pages (§3.2.2: 128; Table 2: 256)")
+    tlb_ways: int = Field(4, ge=1, le=1 << 10, description="data TLB ways (Table 2: 4)")
+    walk_latency: float = Field(30.0, ge=0, description="page walk of a data-TLB miss, core cycles (SimpleScalar "
+                                                        "sim-outorder's default TLB miss latency: 30)")
 
     @model_validator(mode="after")
     def _fit(self):
@@ -191,12 +240,18 @@ RUN_RESULTS = {
     "chunks_predicted": ("", "chunks whose ciphertext speculation hit"),
     "spec_ops": ("", "crypto engine operations spent on speculation"),
     "demand_ops": ("", "crypto engine operations spent on demand decryption and MAC checks"),
+    "spec_displaced": ("", "speculative operations a later miss's demand operation landed on under demand_first "
+                           "arbitration (the model keeps their times: optimistic by at least one slot)"),
     "bitmap_hits": ("", "bitmap cache hits"),
     "bitmap_misses": ("", "bitmap cache misses (a memory read and a decryption each)"),
     "bitmap_prefetches": ("", "bitmap lines fetched by the bitmap prefetcher"),
     "bitmap_prefetches_used": ("", "prefetched bitmap lines a fill or writeback then used"),
     "bitmap_late": ("", "bitmap cache hits that waited for a prefetch still in flight"),
     "bitmap_ops": ("", "crypto engine operations on bitmap lines (decryption, authentication, re-encryption)"),
+    "tlb_misses": ("", "load and store fills whose page missed the data TLB (a page walk each)"),
+    "bitmap_walk_fetches": ("", "bitmap lines requested alongside a page walk (bitmap_fetch = with_walk)"),
+    "counter_misses": ("", "counter-cache misses (counters in memory under a counter tree)"),
+    "tree_fetches": ("", "counter-tree node lines fetched for counter-cache misses"),
     "bitmap_wait_cycles": ("cycles", "over load fills, CPU cycles by which waiting for the bitmap delayed the data"),
     "dependent_misses": ("", "load misses that waited for the line holding their address (pointer chasing)"),
     "frequent_words_lost_odd": ("", "frequent words left without a frequent partner: the odd one of the bitmap"),
