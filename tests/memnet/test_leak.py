@@ -217,3 +217,20 @@ def test_adaptive_ghost_with_the_hot_set_and_weight_its_speed_result_uses():
     b, o = runs([m + 1 for m in HOT_MODULES], 1)
     r = analyse(a, b, nodes=o.nodes, cpu_nodes=o.cpu_nodes, module_nodes=o.module_nodes, power_trials=5)
     assert r["spatial"]["verdict"] == LEAKS, r["spatial"]
+
+
+def test_calibrate_on_a_traced_program(veil_cli, tmp_path):
+    """`veil memnet leak --calibrate TRACE`: same-secret verdicts with measured power and planted
+    redirects, on a trace of 4 threads replayed on 4 CPUs; bad input in one line."""
+    from veil import _native
+
+    _native.memnet.memsys_write_synthetic_trace(str(tmp_path / "t.vtrace"), 600, 4, 3)
+    r = veil_cli("memnet", "leak", "--calibrate", "t.vtrace")
+    assert r.rc == 0, r.err
+    lines = r.out.splitlines()
+    assert "4 CPUs, 13 seed pairs" in lines[0]
+    assert "same secret spatial" in lines[1] and "no leak of effect >=" in lines[1]
+    assert "planted redirect 0.2: spatial leaks" in r.out
+    one_line_error(veil_cli("memnet", "leak", "--calibrate", "absent.vtrace"), "--calibrate")
+    one_line_error(veil_cli("memnet", "leak", "--calibrate", "t.vtrace", "--pairs", "3"), "needs at least 13")
+    one_line_error(veil_cli("memnet", "leak"), "config")

@@ -96,6 +96,14 @@ def format_leak(r: dict) -> str:
 def cmd_leak(args) -> int:
     import json
 
+    if args.calibrate:
+        from .leak.calibrate import calibrate
+
+        for line in calibrate(args.calibrate, args.algorithm, args.pairs):
+            print(line, flush=True)
+        return 0
+    if not args.config:
+        raise ConfigError("config: give a memnet.leak TOML file (or --calibrate TRACE)")
     from veil.core.config import load_config
     from veil.core.runner import run_experiment
     from veil.core.store import ResultStore
@@ -129,7 +137,11 @@ def add_commands(sub) -> None:
     q.add_argument("--past-saturation", action="store_true", help="keep going after the first saturated load")
     q.set_defaults(handler=cmd_latency_load)
     q = msub.add_parser("leak", help="an adversary on every channel tries to tell two secret access patterns apart")
-    q.add_argument("config", help="TOML file of experiment memnet.leak")
+    q.add_argument("config", nargs="?", help="TOML file of experiment memnet.leak")
     q.add_argument("overrides", nargs="*", help="key=value overrides (a.hot_modules=[1,2], algorithm=...)")
     q.add_argument("--json", default="", help="also write the result fields to this JSON file")
+    q.add_argument("--calibrate", metavar="TRACE", default="",
+                   help="acceptance figures on a traced program: same-secret verdicts, measured power, planted redirects")
+    q.add_argument("--algorithm", default="minimal", help="with --calibrate: the routing algorithm")
+    q.add_argument("--pairs", type=int, default=13, help="with --calibrate: seed pairs")
     q.set_defaults(handler=cmd_leak)

@@ -1,5 +1,6 @@
 """Acceptance figures of the adversary on a real traced program:
 
+    veil memnet leak --calibrate TRACE [--algorithm minimal] [--pairs 13]
     python -m veil.memnet.leak.calibrate TRACE [--algorithm minimal] [--pairs 13] [--window 2000]
 
 runs the traced program `2 * pairs` times (seeds 0, 1, ...; one thread per CPU), then reports,
@@ -18,11 +19,48 @@ import time
 import numpy as np
 
 
-def main(argv: list[str] | None = None) -> int:
+def calibrate(trace: str, algorithm: str = "minimal", pairs: int = 13, window: int = 2000,
+              plants: tuple[float, ...] = (0.05, 0.2)):
+    """Yields the report's lines (`veil memnet leak --calibrate TRACE`)."""
+    from veil import _native
     from veil.core import ConfigError
 
     from ..memsys import MemSysConfig, to_rust_config
-    from . import analyse, observe, plant_windows, windows
+    from . import aligned, analyse, observe, plant_windows, power, windows
+
+    for p in plants:
+        power.check_effect(p)
+    need = aligned.min_units(1e-3 / 3)
+    if pairs < need:
+        raise ConfigError(f"--pairs: {pairs} seed pair(s); at alpha 0.001 (over 3 tests) the exact sign-flip test "
+                          f"needs at least {need}")
+    try:
+        threads = json.loads(_native.trace.summary(str(trace)))["threads"]
+    except (ValueError, OSError) as e:
+        raise ConfigError(f"--calibrate: {e}") from None
+    t0 = time.time()
+    runs = []
+    for seed in range(2 * pairs):
+        mc = MemSysConfig(workload="trace", trace=str(trace), cpus=threads, injection=algorithm,
+                          encryption="source_otp", seed=seed)
+        o = observe(to_rust_config(mc))
+        runs.append(windows(o, window))
+    a, b = runs[0::2], runs[1::2]
+    kw = dict(nodes=o.nodes, cpu_nodes=o.cpu_nodes, module_nodes=o.module_nodes)
+    r = analyse(a, b, **kw)
+    yield (f"{trace}: {algorithm}, {threads} CPUs, {pairs} seed pairs, {len(a[0])} windows of {window} cycles "
+           f"per run ({time.time() - t0:.0f} s simulated)")
+    for fam in ("spatial", "temporal"):
+        yield f"  same secret {fam}: p {r[fam]['p']:.3g}: {r[fam]['statement']}"
+    for plant in plants:
+        rng = np.random.default_rng(1)
+        pb = [plant_windows(w, plant, o.cpu_nodes, o.module_nodes, o.nodes, rng) for w in b]
+        rp = analyse(a, pb, **kw)
+        yield f"  planted redirect {plant:g}: spatial {rp['spatial']['verdict']} (p {rp['spatial']['p']:.3g})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from veil.core import ConfigError
 
     ap = argparse.ArgumentParser(prog="python -m veil.memnet.leak.calibrate")
     ap.add_argument("trace")
@@ -31,33 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window", type=int, default=2000)
     ap.add_argument("--plants", default="0.05,0.2")
     args = ap.parse_args(argv)
-    from veil import _native
-
-    threads = json.loads(_native.trace.summary(args.trace))["threads"]
-    t0 = time.time()
-    runs = []
-    for seed in range(2 * args.pairs):
-        mc = MemSysConfig(workload="trace", trace=args.trace, cpus=threads, injection=args.algorithm,
-                          encryption="source_otp", seed=seed)
-        o = observe(to_rust_config(mc))
-        runs.append(windows(o, args.window))
-    sim = time.time() - t0
-    a, b = runs[0::2], runs[1::2]
-    kw = dict(nodes=o.nodes, cpu_nodes=o.cpu_nodes, module_nodes=o.module_nodes)
     try:
-        r = analyse(a, b, **kw)
-    except ConfigError as e:
+        for line in calibrate(args.trace, args.algorithm, args.pairs, args.window,
+                              tuple(float(x) for x in args.plants.split(","))):
+            print(line, flush=True)
+    except (ConfigError, ValueError) as e:
         print(f"error: {e}")
         return 2
-    print(f"{args.trace}: {args.algorithm}, {threads} CPUs, {args.pairs} seed pairs, {len(a[0])} windows of "
-          f"{args.window} cycles per run ({sim:.0f} s simulated)")
-    for fam in ("spatial", "temporal"):
-        print(f"  same secret {fam}: p {r[fam]['p']:.3g}: {r[fam]['statement']}")
-    for plant in (float(x) for x in args.plants.split(",")):
-        rng = np.random.default_rng(1)
-        pb = [plant_windows(w, plant, o.cpu_nodes, o.module_nodes, o.nodes, rng) for w in b]
-        rp = analyse(a, pb, **kw)
-        print(f"  planted redirect {plant:g}: spatial {rp['spatial']['verdict']} (p {rp['spatial']['p']:.3g})")
     return 0
 
 
