@@ -64,8 +64,8 @@ class LeakConfig(ExperimentConfig):
     a: Pattern = Field(Pattern(label="uniform", workload="uniform"), description="secret pattern A")
     b: Pattern = Field(Pattern(label="hotspot", workload="hotspot", hot_modules=[0, 1, 2, 3], hotspot_fraction=0.5),
                        description="secret pattern B")
-    repeats: int = Field(13, ge=1, le=64, description="seed pairs: run i of A (seed + 2i) is compared with run i of B "
-                                                      "(seed + 2i + 1), window by window; 13 at alpha 0.001")
+    repeats: int = Field(13, ge=1, le=64, description="seed pairs: run i of A (seed + 4i) is compared with run i of B "
+                                                      "(seed + 4i + 2), window by window; 13 at alpha 0.001")
     window: int = Field(2000, ge=10, description="window length in network cycles")
     segments: int = Field(1, ge=1, le=64, description="phases (equal parts in program order) the aligned tests "
                                                      "keep apart")
@@ -188,6 +188,15 @@ def plant_windows(w: Windows, effect: float, cpu_nodes: list[int], module_nodes:
                    scalars=w.scalars)
 
 
+def pair_seed(seed: int, i: int, side: int) -> int:
+    """Seed of run i of pattern A (side 0) or B (side 1). Two apart, never 2k and 2k + 1: the
+    network's Knuth generator (BookSim2's, kept for fidelity) clears a seed's lowest bit, so
+    seeds 2k and 2k + 1 drive related streams; paired that way, 2 of 100 same-secret verdicts
+    of minimal routing were flagged (uniform traffic, 4 CPUs x 60 records), where A/B splits
+    that do not pair such seeds gave p 0.77-0.84 on the same runs."""
+    return seed + 4 * i + 2 * side
+
+
 def run(cfg: LeakConfig, progress=None) -> dict[str, Any]:
     """Runs both patterns `repeats` times and analyses them: the full report (nested)."""
     from ..memsys import to_rust_config
@@ -198,7 +207,7 @@ def run(cfg: LeakConfig, progress=None) -> dict[str, Any]:
     perm_src, perm_dst = [], []
     for i in range(cfg.repeats):
         for k, mc, off in (("a", ma, 0), ("b", mb, 1)):
-            rc = to_rust_config(mc.model_copy(update={"seed": cfg.seed + 2 * i + off}))
+            rc = to_rust_config(mc.model_copy(update={"seed": pair_seed(cfg.seed, i, off)}))
             rc["observe_max_events"] = cfg.max_events
             if progress:
                 progress(f"{cfg.algorithm}: pattern {k.upper()} run {i + 1}/{cfg.repeats}")
