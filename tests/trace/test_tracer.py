@@ -278,3 +278,28 @@ def test_stats_count_the_accesses_that_straddle_two_lines(tmp_path, capsys):
         assert rc == 0
         counts[offset] = int(text.split("straddling accesses: ")[1].split()[0])
     assert counts[60] - counts[56] == 1000, counts  # exactly the loop's loads
+
+
+@pytest.mark.parametrize("replay", [False, True])
+def test_cmd_trace_header_names_the_threads_that_ran(tmp_path, capsys, replay):
+    """A command's worker count is not known before it runs: the header gets the threads that
+    left records (it used to say 0, and memnet then replayed nothing), and memnet refuses a
+    trace whose threads do not match its CPUs in one line."""
+    from veil.trace.workloads import build_kernel
+
+    exe = build_kernel("fft", tmp_path / "bin")
+    out = tmp_path / "fft.vtrace"
+    rc, _ = run_cli(capsys, "run", "--cmd", *(["--replay"] if replay else []), "--out", str(out), "--",
+                    str(exe), "10", "3")
+    assert rc == 0
+    h, recs = read_trace(out)
+    summary = json.loads(_native.trace.summary(str(out)))
+    assert h["threads"] == summary["threads"] == 3 and len(recs) > 0
+    from conftest import one_line_error, write
+
+    write(tmp_path / "m.toml", f'experiment = "memnet.memsys"\nworkload = "trace"\ntrace = "{out}"\ncpus = 16\n')
+    r = subprocess.run([sys.executable, "-m", "veil.cli", "run", str(tmp_path / "m.toml")], capture_output=True,
+                       text=True, cwd=tmp_path)
+    from conftest import CliResult
+
+    one_line_error(CliResult(r.returncode, r.stdout, r.stderr), "3 threads but cpu.count is 16")

@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod error;
+pub mod keyx;
 pub mod knuth;
 pub mod memsys;
 pub mod observe;

@@ -247,10 +247,23 @@ fn trace_threads_replay_on_their_cores() {
     let ident = MemSystem::new(&c).unwrap().run().unwrap();
     assert_eq!(ident.responses, 2000);
     assert_eq!(ident.pages_touched, 0);
-    // More threads than CPUs is bad input.
+    // More threads than CPUs is bad input, and so are fewer (idle CPU ports).
     c.cpu.count = 2;
     assert!(config_error(&c).contains("4 threads but cpu.count is 2"));
+    c.cpu.count = 16;
+    assert!(config_error(&c).contains("4 threads but cpu.count is 16"));
     std::fs::remove_file(path).ok();
+    // A header that names no threads (a producer that did not know them) never runs empty.
+    let zero = std::env::temp_dir().join(format!("veil-memsys-{}-zero.vtrace", std::process::id()));
+    let mut w = veil_trace::TraceWriter::create(&zero, &veil_trace::synthetic::header(0, 64)).unwrap();
+    for r in veil_trace::synthetic::records(7, 100, 4, 64) {
+        w.write(&r).unwrap();
+    }
+    w.finish().unwrap();
+    c.workload.trace = zero.to_string_lossy().into_owned();
+    c.cpu.count = 4;
+    assert!(config_error(&c).contains("0 threads but cpu.count is 4"));
+    std::fs::remove_file(zero).ok();
 }
 
 #[test]

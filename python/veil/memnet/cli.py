@@ -68,28 +68,24 @@ def cmd_latency_load(args) -> int:
 
 def format_leak(r: dict) -> str:
     """A memnet.leak result as the report `veil memnet leak` prints."""
-    lines = [f"algorithm {r['algorithm']}: pattern A '{r['pattern_a']}' vs pattern B '{r['pattern_b']}'",
-             f"  windows of {r['window_cycles']} cycles: A {r['windows_a']}, B {r['windows_b']}"
+    lines = [f"algorithm {r['algorithm']}: pattern A '{r['pattern_a']}' vs pattern B '{r['pattern_b']}'"
+             + (f" with a redirect of {r['planted']:g} planted into B" if r.get("planted") else ""),
+             f"  {r['blocks']} seed pairs (run i of A against run i of B, windows of {r['window_cycles']} cycles "
+             f"aligned by position): A {r['windows_a']}, B {r['windows_b']} windows"
              f"{'  (record cut at max_events)' if r['truncated'] else ''}",
              f"  runtime A {r['runtime_a']:.0f} / B {r['runtime_b']:.0f} cycles; packets per run A "
              f"{r['packets_a']:.0f} / B {r['packets_b']:.0f}; dummies A {r['dummies_a']:.0f} / B {r['dummies_b']:.0f}"]
     for fam, what in (("spatial", "which channels, which next destinations (the paper's threat model)"),
                       ("temporal", "when and how many (outside the paper's threat model)")):
-        lines.append(f"{fam.upper()}: {r[f'{fam}_verdict']} (smallest Holm-adjusted p {r[f'{fam}_p']:.3g}): {what}")
+        lines.append(f"{fam.upper()}: {r[f'{fam}_statement']}: {what}")
+        lines.append(f"  smallest Holm-adjusted p {r[f'{fam}_p']:.3g}; measured power "
+                     f"{100 * r[f'{fam}_detectable_power']:.0f}% at that effect")
         lines.append(f"  classifier accuracy {r[f'{fam}_accuracy']:.3f} [95% {r[f'{fam}_accuracy_lo']:.3f}, "
-                     f"{r[f'{fam}_accuracy_hi']:.3f}] on {r[f'{fam}_accuracy_n']} held-out windows, p {r[f'{fam}_accuracy_p']:.3g}"
-                     f"; accuracy >= {r[f'{fam}_detectable_accuracy']:.3f} would have been flagged")
+                     f"{r[f'{fam}_accuracy_hi']:.3f}, clustered by seed pair] on {r[f'{fam}_accuracy_n']} held-out "
+                     f"windows, p {r[f'{fam}_accuracy_p']:.3g}")
         for k in sorted(r):
             if k.startswith(f"{fam}_") and k.endswith("_p") and k not in (f"{fam}_p", f"{fam}_accuracy_p"):
-                name = k[len(fam) + 1:-2]
-                extra = ""
-                if f"{fam}_{name}_detectable_w" in r:
-                    extra = f"  (detects Cohen's w >= {r[f'{fam}_{name}_detectable_w']:.3g} with 80% power)"
-                if f"{fam}_{name}_auc" in r:
-                    extra = f"  (P(A window > B window) = {r[f'{fam}_{name}_auc']:.3f})"
-                if f"{fam}_{name}_ratio" in r:
-                    extra = f"  (B / A = {r[f'{fam}_{name}_ratio']:.3f}, Welch over runs)"
-                lines.append(f"  {name:12s} p {r[k]:.3g}{extra}")
+                lines.append(f"  {k[len(fam) + 1:-2]:14s} p {r[k]:.3g} (aligned, exact sign-flip over seed pairs)")
     if "permutation_stream_p" in r:
         lines.append(f"PERMUTATION STREAM (CPUs' next destinations): {r['permutation_stream_verdict']} "
                      f"(p {r['permutation_stream_p']:.3g}, {r['permutation_stream_blocks']} blocks, "
@@ -100,6 +96,14 @@ def format_leak(r: dict) -> str:
 def cmd_leak(args) -> int:
     import json
 
+    if args.calibrate:
+        from .leak.calibrate import calibrate
+
+        for line in calibrate(args.calibrate, args.algorithm, args.pairs):
+            print(line, flush=True)
+        return 0
+    if not args.config:
+        raise ConfigError("config: give a memnet.leak TOML file (or --calibrate TRACE)")
     from veil.core.config import load_config
     from veil.core.runner import run_experiment
     from veil.core.store import ResultStore
@@ -134,8 +138,12 @@ def add_commands(sub) -> None:
     q.add_argument("--store", help="results store (default $VEIL_STORE or .veil/results.sqlite)")
     q.set_defaults(handler=cmd_latency_load)
     q = msub.add_parser("leak", help="an adversary on every channel tries to tell two secret access patterns apart")
-    q.add_argument("config", help="TOML file of experiment memnet.leak")
+    q.add_argument("config", nargs="?", help="TOML file of experiment memnet.leak")
     q.add_argument("overrides", nargs="*", help="key=value overrides (a.hot_modules=[1,2], algorithm=...)")
     q.add_argument("--json", default="", help="also write the result fields to this JSON file")
     q.add_argument("--store", help="results store (default $VEIL_STORE or .veil/results.sqlite)")
+    q.add_argument("--calibrate", metavar="TRACE", default="",
+                   help="acceptance figures on a traced program: same-secret verdicts, measured power, planted redirects")
+    q.add_argument("--algorithm", default="minimal", help="with --calibrate: the routing algorithm")
+    q.add_argument("--pairs", type=int, default=13, help="with --calibrate: seed pairs")
     q.set_defaults(handler=cmd_leak)

@@ -584,7 +584,7 @@ def leak_section(ctx, algs: list[str]) -> None:
             lo, hi = x.get(f"{fam}_accuracy_lo"), x.get(f"{fam}_accuracy_hi")
             rows.append(Row(f"{LABEL[a]}: {fam} accuracy of the adversary (uniform vs hotspot)", x[f"{fam}_accuracy"],
                             spread=(lo, hi) if lo is not None and hi is not None else None,
-                            note=f"verdict: {x.get(f'{fam}_verdict', '')}; Holm p = {x.get(f'{fam}_p', float('nan')):.2g}",
+                            note=f"{x.get(f'{fam}_statement', '')}; Holm p = {x.get(f'{fam}_p', float('nan')):.2g}",
                             metric=f"memnet/leak/{a}/{fam}_accuracy"))
     ctx.table("Adversary on every channel: held-out accuracy telling uniform from hotspot traffic apart "
-              "(0.5 = chance; 95% Wilson interval as spread)", rows)
+              "(0.5 = chance; 95% interval clustered by seed pair as spread)", rows)

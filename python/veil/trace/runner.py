@@ -255,8 +255,45 @@ def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, c
     if "error" in result:
         tmp.unlink(missing_ok=True)
         raise VeilError(f"packing the trace of {Path(exe).name} failed: {result['error']}")
+    if "threads" not in (header or {}):
+        # A command's worker count is only known once it ran: the header gets the threads that
+        # left records, so a consumer (memnet's one thread per CPU) can check it up front.
+        set_header_threads(tmp, int(result["summary"].get("threads", 0)))
     tmp.replace(out)
     return result["summary"]
+
+
+def set_header_threads(path: Path, threads: int) -> None:
+    """Rewrites a trace's header with `threads` (blocks unchanged; the end frame's offset, the one
+    absolute position the format stores, moves with the header's length)."""
+    import struct
+
+    from .format import MAGIC
+
+    path = Path(path)
+    tmp = path.with_name(path.name + ".hdr")
+    with open(path, "rb") as f, open(tmp, "wb") as g:
+        pre = f.read(16)
+        if pre[:8] != MAGIC:
+            raise VeilError(f"{path}: not a veil trace")
+        version, hlen = struct.unpack("<II", pre[8:])
+        header = json.loads(f.read(hlen))
+        header["threads"] = int(threads)
+        h = json.dumps(header, separators=(",", ":")).encode()
+        g.write(MAGIC + struct.pack("<II", version, len(h)) + h)
+        body_at = 16 + hlen
+        total = path.stat().st_size
+        left = total - body_at - 16
+        while left > 0:
+            chunk = f.read(min(left, 1 << 22))
+            if not chunk:
+                raise VeilError(f"{path}: truncated trace")
+            g.write(chunk)
+            left -= len(chunk)
+        tail = f.read(16)
+        (end_at,) = struct.unpack("<Q", tail[:8])
+        g.write(struct.pack("<Q", end_at + len(h) - hlen) + tail[8:])
+    tmp.replace(path)
 
 
 def cache_dir() -> Path:

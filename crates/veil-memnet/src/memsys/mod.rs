@@ -334,8 +334,10 @@ impl MemSystem {
         }
         let threads = h.threads as usize;
         drop(probe);
-        if threads > cfg.cpu.count {
-            return Err(ConfigError(format!("workload.trace '{path}': {threads} threads but cpu.count is {} (one thread per core)", cfg.cpu.count)).into());
+        // One thread per core, every core: a header of 0 threads (a trace whose producer did not
+        // know them) would leave every CPU idle and the run empty, fewer would idle CPU ports.
+        if threads != cfg.cpu.count {
+            return Err(ConfigError(format!("workload.trace '{path}': {threads} threads but cpu.count is {} (one thread per core: set cpus = {threads}, or trace with --threads {})", cfg.cpu.count, cfg.cpu.count)).into());
         }
         let first_touch = match cfg.workload.page_mapping.as_str() {
             "first_touch" => true,

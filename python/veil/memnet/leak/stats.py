@@ -16,7 +16,8 @@ import numpy as np
 from scipy import stats as st
 
 __all__ = ["TestResult", "homogeneity", "window_mannwhitney", "runs_welch", "holm", "wilson", "binomial_p",
-           "detectable_accuracy", "detectable_w", "classify", "permutation_stream"]
+           "detectable_accuracy", "detectable_w", "classify", "clustered_accuracy",
+           "permutation_stream"]
 
 
 @dataclass
@@ -216,9 +217,8 @@ def classify(xa: np.ndarray, xb: np.ndarray, groups_a: np.ndarray, groups_b: np.
     folds out of whole groups: with runs as folds the classifier never trains on another part
     of the run it is scored on, whose windows are anti-correlated with the held-out ones when
     a stream is balanced over time, as permutation streams are). Classes are balanced per
-    group, so chance is 1/2. Accuracy comes with a
-    Wilson 95% interval and a one-sided binomial p-value against 1/2, both on the effective
-    number of held-out windows (below)."""
+    group, so chance is 1/2. The accuracy's 95% interval and its one-sided p against 1/2 are
+    clustered by fold (`clustered_accuracy`): the folds, not the windows, are independent."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
     from sklearn.pipeline import make_pipeline
@@ -256,24 +256,36 @@ def classify(xa: np.ndarray, xb: np.ndarray, groups_a: np.ndarray, groups_b: np.
     n = int(len(y))
     correct = int(hit.sum())
     acc = correct / n
-    # Windows of one group are scored by one model and share the group's quirks, so their
-    # hits are not independent: the effective sample size is n / deff, deff (Kish's design
-    # effect, >= 1) being the between-group variance of the accuracy over the binomial one.
-    ug = np.unique(g)
-    m_g = np.array([(g == u).sum() for u in ug], dtype=float)
-    a_g = np.array([hit[g == u].mean() for u in ug])
-    var = len(ug) / (len(ug) - 1) * ((m_g * (a_g - acc)) ** 2).sum() / n**2
-    var0 = acc * (1 - acc) / n
-    deff = max(1.0, var / var0) if var0 > 0 else 1.0
-    n_eff = n / deff
-    k_eff = acc * n_eff
-    lo, hi = wilson(k_eff, n_eff)
-    p = float(st.binom.sf(np.ceil(k_eff) - 1, int(round(n_eff)), 0.5)) if n_eff >= 1 else 1.0
+    lo, hi, p, per = clustered_accuracy(hit, f)
     return TestResult(name, p, acc, {
-        "accuracy": acc, "ci95": [lo, hi], "correct": correct, "n": n, "groups": int(len(ug)),
-        "design_effect": deff, "effective_n": n_eff, "group_accuracy_min": float(a_g.min()),
-        "group_accuracy_max": float(a_g.max()), "features": int(x.shape[1]),
-        "detectable_accuracy": detectable_accuracy(int(round(n_eff)), alpha)})
+        "accuracy": acc, "ci95": [lo, hi], "correct": correct, "n": n, "groups": int(ngroups),
+        "clusters": int(len(per)), "cluster_accuracy": per, "features": int(x.shape[1])})
+
+
+def clustered_accuracy(hit: np.ndarray, clusters: np.ndarray, level: float = 0.95) -> tuple[float, float, float, list]:
+    """Interval and one-sided p of an accuracy whose hits come in clusters (whole runs, scored by
+    one model that never saw them): the windows of one run share its quirks, so the clusters,
+    not the windows, are the independent units. Student's t interval over the clusters'
+    accuracies at `level`; p against 1/2 from flipping the signs of the clusters' deviations
+    from 1/2 (exact up to 16 clusters, so p >= 2^-clusters), and the accuracies. With all clusters equal the spread
+    is zero: the interval is that point."""
+    hit, clusters = np.asarray(hit, dtype=float), np.asarray(clusters)
+    per = np.array([hit[clusters == c].mean() for c in np.unique(clusters)])
+    m = float(per.mean())
+    if len(per) < 2:
+        return 0.0, 1.0, 1.0, per.tolist()
+    se = float(per.std(ddof=1)) / np.sqrt(len(per))
+    dev = per - 0.5
+    if len(per) <= 16:
+        # Exact: each cluster's deviation from chance is as likely + as - under "no information".
+        signs = 1.0 - 2.0 * ((np.arange(1 << len(per))[:, None] >> np.arange(len(per))[None, :]) & 1)
+        p = float(((signs @ dev) >= dev.sum() - 1e-12).mean())
+    else:
+        p = float(st.t.sf((m - 0.5) / se, len(per) - 1)) if se > 0 else (2.0 ** -len(per) if m > 0.5 else 1.0)
+    if se == 0:
+        return m, m, p, per.tolist()
+    t = st.t.ppf(0.5 + level / 2, len(per) - 1)
+    return max(0.0, m - t * se), min(1.0, m + t * se), p, per.tolist()
 
 
 def permutation_stream(src: np.ndarray, dst: np.ndarray, sources: list[int], alphabet: list[int],

@@ -1,0 +1,138 @@
+"""Per-family verdicts from time-aligned windows of run pairs, with power measured by planting.
+
+Run pair r is seed pair r: run r of A and run r of B (seeds seed + 2r, seed + 2r + 1). Every
+test compares window i of A with window i of B (aligned.py), so a program's phases cancel;
+whole run pairs are the units whose signs are flipped (a seed changes the whole run), so the
+verdict is one exact test over every seed, never a pick among seeds. A family's tests are
+Holm-adjusted together; "leaks" when the smallest adjusted p is below alpha. Each family's
+verdict carries the smallest planted effect its main test catches with `power` (power.py):
+a pass reads "no leak of effect >= X detected", X measured on these observations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from veil.core import ConfigError
+
+from . import aligned, power, stats
+from .observe import TEMPORAL, Windows
+
+__all__ = ["LEAKS", "NO_LEAK", "analyse", "statement"]
+
+LEAKS = "leaks"
+NO_LEAK = "no leak detected"
+VOLUME = ("packets", "flits", "traversals")
+
+
+def _fractions(m: np.ndarray) -> np.ndarray:
+    tot = m.sum(axis=1, keepdims=True).astype(float)
+    return np.divide(m, tot, out=np.zeros(m.shape, dtype=float), where=tot > 0)
+
+
+def _cpu_destinations(w: Windows, nodes: int, cpus: np.ndarray) -> np.ndarray:
+    """Packets the CPUs inject, per window and next destination (windows x nodes)."""
+    return w.pairs.reshape(len(w), nodes, nodes)[:, cpus, :].sum(axis=1)
+
+
+def _temporal(w: Windows, cpus: np.ndarray) -> np.ndarray:
+    return np.column_stack([w.scalars[k] for k in TEMPORAL] + [w.per_source[:, cpus]])
+
+
+def _family(tests: list[dict], alpha: float) -> dict[str, Any]:
+    adj = stats.holm([t["p"] for t in tests])
+    for t, a in zip(tests, adj):
+        t["p_adjusted"] = a
+    p = min(adj) if adj else 1.0
+    return {"tests": tests, "p": p, "leaks": p < alpha, "verdict": LEAKS if p < alpha else NO_LEAK}
+
+
+def _aligned_test(fa, fb, segments, name, permutations, seed, stop_above=None, pooled=True):
+    s = aligned.block_differences(fa, fb, 0, segments)
+    return aligned.signflip(s, name, permutations=permutations, seed=seed, stop_above=stop_above, pooled=pooled)
+
+
+def _classifier(xa, xb, block, alpha, name) -> dict:
+    """Held-out accuracy; folds are whole run pairs, the interval is clustered by run pair."""
+    ga = np.concatenate([r * 10_000 + np.arange(len(x)) // block for r, x in enumerate(xa)])
+    gb = np.concatenate([r * 10_000 + np.arange(len(x)) // block for r, x in enumerate(xb)])
+    res = stats.classify(np.vstack(xa), np.vstack(xb), ga, gb, name, alpha=alpha, folds_a=ga // 10_000,
+                         folds_b=gb // 10_000)
+    return res.as_dict()
+
+
+def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nodes: list[int],
+            module_nodes: list[int], alpha: float = 1e-3, segments: int = 1, block: int = 4,
+            permutations: int = aligned.PERMUTATIONS, power_target: float = 0.95, power_trials: int = 20,
+            seed: int = 0) -> dict[str, Any]:
+    """Both families' aligned tests, classifiers, verdicts and measured detectable effects
+    (`block`: windows per classifier group; `segments`: phases per run the aligned tests keep
+    apart)."""
+    need = aligned.min_units(alpha / 3)
+    if len(runs_a) < need or len(runs_a) != len(runs_b):
+        raise ConfigError(f"repeats: {len(runs_a)} seed pair(s); at alpha {alpha:g} (over 3 tests) the exact "
+                          f"sign-flip test needs at least {need} (p >= 2^-(pairs - 1))")
+    if min(min(len(a), len(b)) for a, b in zip(runs_a, runs_b)) < 2 * segments:
+        raise ConfigError(f"window: a run has fewer than {2 * segments} complete windows; use a shorter window "
+                          "or longer runs")
+    blocks = len(runs_a)
+    cpus = np.asarray(cpu_nodes)
+    targets = list(module_nodes[: max(1, len(module_nodes) // 4)])
+    ntests = 3
+    level = alpha / ntests  # Holm's first step: a p below it is flagged whatever the others say
+
+    # SPATIAL: where (fractions: how many packets is the temporal family's business).
+    da = [_cpu_destinations(w, nodes, cpus) for w in runs_a]
+    db = [_cpu_destinations(w, nodes, cpus) for w in runs_b]
+    fa, fb = [_fractions(d) for d in da], [_fractions(d) for d in db]
+    cha, chb = [_fractions(w.channels) for w in runs_a], [_fractions(w.channels) for w in runs_b]
+    sp = [_aligned_test(fa, fb, segments, "destinations", permutations, seed).as_dict(),
+          _aligned_test(cha, chb, segments, "channels", permutations, seed + 1).as_dict(),
+          # Destination shares only: the channels' hundreds of shares made it slow, not better.
+          _classifier(fa, fb, block, alpha, "classifier")]
+    spatial = _family(sp, alpha)
+
+    def spatial_caught(effect, rng):
+        planted = [_fractions(power.plant_redirect(d, effect, targets, rng)) for d in db]
+        return _aligned_test(fa, planted, segments, "planted", permutations, int(rng.integers(1 << 31)),
+                             level).p < level
+
+    spatial["detectable"] = power.detectable_effect(spatial_caught, power_target, power_trials, seed=seed)
+    spatial["detectable"]["what"] = (f"fraction of the CPUs' packets redirected to modules {targets[0]}..{targets[-1]} "
+                                     "in pattern B")
+
+    # TEMPORAL / VOLUME: how many and when.
+    ta, tb = [_temporal(w, cpus) for w in runs_a], [_temporal(w, cpus) for w in runs_b]
+    tp = [_aligned_test(ta, tb, segments, "volume_timing", permutations, seed + 2, pooled=False).as_dict(),
+          _classifier(ta, tb, block, alpha, "classifier")]
+    temporal = _family(tp, alpha)
+    vol_cols = [list(TEMPORAL).index(k) for k in VOLUME] + list(range(len(TEMPORAL), len(TEMPORAL) + len(cpus)))
+
+    def temporal_caught(effect, rng):
+        planted = [power.plant_volume(t, effect, vol_cols) for t in tb]
+        return _aligned_test(ta, planted, segments, "planted", permutations, int(rng.integers(1 << 31)),
+                             alpha / 2, pooled=False).p < alpha / 2
+
+    temporal["detectable"] = power.detectable_effect(temporal_caught, power_target, power_trials, seed=seed)
+    temporal["detectable"]["what"] = "fraction more packets per window in pattern B"
+    for fam in (spatial, temporal):
+        fam["statement"] = statement(fam, power_target)
+    return {"spatial": spatial, "temporal": temporal, "blocks": blocks, "segments": segments,
+            "windows_a": int(sum(map(len, runs_a))), "windows_b": int(sum(map(len, runs_b))), "alpha": alpha}
+
+
+def statement(fam: dict, power_target: float) -> str:
+    """The verdict in words, with the effect measured to be caught."""
+    det = fam["detectable"]
+    pw = f"{100 * power_target:.0f}%"
+    if det["effect"] is None:
+        reach = f"even an effect of 1 is caught in only {100 * det['power']:.0f}% of plantings"
+    else:
+        reach = f"effect >= {det['effect']:g} ({det['what']}) caught with >= {pw} power, measured"
+    if fam["leaks"]:
+        return f"leaks (p {fam['p']:.3g}); {reach}"
+    if det["effect"] is None:
+        return f"no leak detected, and the test is blind here: {reach}"
+    return f"no leak of effect >= {det['effect']:g} detected ({det['what']}; {pw} power, measured by planting)"

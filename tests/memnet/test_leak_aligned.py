@@ -1,0 +1,144 @@
+"""The adversary's time-aligned test, measured power and clustered intervals on synthetic data
+with the structure of traced programs (phases, run-wide random effects) and known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from veil.memnet.leak import aligned, power, stats
+
+
+def phased_runs(rng, pairs, windows=60, k=16, run_effect=0.15, shift=None):
+    """Counts per window and category of `pairs` run pairs of one program: its phases change
+    which categories are busy (the same in every run, as a trace replays the same program), each
+    run draws a run-wide random tilt of the categories (a seed deciding page frames), and
+    `shift` (a function of the window's counts) turns B into another secret."""
+    phase = rng.dirichlet(np.ones(k) * 0.5, size=4)          # four program phases
+    base = np.repeat(phase, windows // 4, axis=0)            # windows x k
+    out = []
+    for _ in range(2 * pairs):
+        tilt = np.exp(run_effect * rng.normal(size=k))
+        p = base * tilt
+        p /= p.sum(axis=1, keepdims=True)
+        out.append(np.stack([rng.multinomial(200, q) for q in p]))
+    a, b = out[0::2], out[1::2]
+    if shift is not None:
+        b = [shift(x) for x in b]
+    return a, b
+
+
+def fractions(x):
+    return x / np.maximum(x.sum(axis=1, keepdims=True), 1)
+
+
+def test_run_pairs_hold_the_level():
+    """Same secret, 13 seed pairs of a phased program with run-wide random effects: the exact
+    sign-flip over run pairs rejects at its level (either statistic)."""
+    rng = np.random.default_rng(1)
+    ps = []
+    for i in range(150):
+        a, b = phased_runs(rng, 13)
+        s = aligned.block_differences([fractions(x) for x in a], [fractions(x) for x in b])
+        ps.append(aligned.signflip(s, pooled=i % 2 == 0).p)
+    rate = np.mean(np.array(ps) < 0.05)
+    # 150 draws at level 0.05: the binomial 99.9% range is about 0.01..0.11.
+    assert 0.01 <= rate <= 0.11, rate
+
+
+def test_aligned_pairs_catch_what_relabelling_phases_misses():
+    """A 10% redirect into four of 16 categories in a phased program: relabelling blocks of
+    windows between A and B (the previous design) compares phases and its null swamps the leak;
+    the aligned test over run pairs reaches its floor."""
+    rng = np.random.default_rng(11)
+    plant = np.random.default_rng(12)
+    a, b = phased_runs(rng, 13, shift=lambda x: power.plant_redirect(x, 0.1, [0, 1, 2, 3], plant))
+    s = aligned.block_differences([fractions(x) for x in a], [fractions(x) for x in b])
+    assert aligned.signflip(s, pooled=True).p < 1e-3
+    ga = np.concatenate([r * 6 + np.arange(60) // 10 for r in range(13)])
+    assert stats.homogeneity(np.vstack(a), np.vstack(b), groups_a=ga, groups_b=ga, power=None).p > 1e-3
+
+
+def test_exact_p_reaches_below_alpha_and_enumerates_every_pattern():
+    rng = np.random.default_rng(2)
+    a, b = phased_runs(rng, 13, shift=lambda x: x + np.eye(16, dtype=int)[0] * 30)
+    r = aligned.signflip(aligned.block_differences([fractions(x) for x in a], [fractions(x) for x in b]))
+    assert r.exact and r.permutations == 2 ** 12
+    assert r.p == pytest.approx(1 / 4096) and r.p < 1e-3 / 3
+    assert aligned.min_units(1e-3) == 11 and aligned.min_units(1e-3 / 3) == 13
+    # Beyond EXACT_UP_TO units the draws give p >= 1/(1 + permutations).
+    s = np.ones((20, 3))
+    r = aligned.signflip(s, permutations=999)
+    assert not r.exact and r.p == pytest.approx(1 / 1000)
+
+
+def test_segments_keep_a_one_phase_secret():
+    """A secret that acts differently in two phases of the program: two segments per run keep
+    the phases apart and the exact test reaches below alpha."""
+    rng = np.random.default_rng(3)
+
+    def flip_halves(x):
+        y = x.copy()
+        y[:30, [0, 1]] = y[:30, [1, 0]]
+        y[30:, [2, 3]] = y[30:, [3, 2]]
+        return y
+
+    a, b = phased_runs(rng, 13, run_effect=0.05, shift=flip_halves)
+    fa, fb = [fractions(x) for x in a], [fractions(x) for x in b]
+    s = aligned.block_differences(fa, fb, 0, segments=2)
+    assert aligned.signflip(s, pooled=True).p < 1e-3
+    assert s.shape == (13, 32)
+
+
+def test_planting_moves_the_asked_fraction_and_rejects_bad_sizes():
+    rng = np.random.default_rng(4)
+    c = rng.poisson(50, size=(400, 8))
+    out = power.plant_redirect(c, 0.2, [0, 1], rng)
+    assert out.sum() == c.sum()
+    moved_out = (c[:, 2:] - out[:, 2:]).sum() / c[:, 2:].sum()
+    assert moved_out == pytest.approx(0.2, abs=0.01)
+    assert out[:, :2].sum() > c[:, :2].sum()
+    for bad in (0, -0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match=r"outside \(0, 1\]"):
+            power.plant_redirect(c, bad, [0], rng)
+    assert np.allclose(power.plant_volume(np.ones((3, 2)), 0.5, [1]), [[1, 1.5]] * 3)
+
+
+def test_measured_detectable_effect_is_caught_and_a_smaller_one_is_not():
+    """The smallest effect the search reports is flagged in >= 95% of fresh plantings, and the
+    grid point below it in fewer: the power claim is a measurement."""
+    rng = np.random.default_rng(5)
+    a, b = phased_runs(rng, 13)
+    fa = [fractions(x) for x in a]
+
+    def caught(effect, r):
+        planted = [fractions(power.plant_redirect(x, effect, [0, 1, 2, 3], r)) for x in b]
+        return aligned.signflip(aligned.block_differences(fa, planted), pooled=True).p < 1e-3
+
+    det = power.detectable_effect(caught, 0.95, trials=20, seed=1)
+    x = det["effect"]
+    assert x is not None and 0 < x < 1
+    assert power.power_at(x, caught, 40, seed=99) >= 0.9
+    below = power.GRID[power.GRID.index(x) - 1]
+    assert det["tried"].get(below, power.power_at(below, caught, 20, seed=7)) < 0.95
+
+
+def test_clustered_interval_excludes_chance_at_the_nominal_rate():
+    """Same-secret controls whose held-out hits come in runs with run-wide luck: an interval that
+    treats windows as independent excludes 1/2 far more often than 5%; the one clustered by run
+    stays near 5%."""
+    rng = np.random.default_rng(6)
+    naive = clustered = 0
+    trials = 400
+    for _ in range(trials):
+        runs = 13
+        luck = rng.normal(0, 0.08, size=runs)
+        hit = np.concatenate([rng.random(40) < 0.5 + l for l in luck])
+        cl = np.repeat(np.arange(runs), 40)
+        lo, hi = stats.wilson(hit.sum(), len(hit))
+        naive += not lo <= 0.5 <= hi
+        lo, hi, _, _ = stats.clustered_accuracy(hit, cl)
+        clustered += not lo <= 0.5 <= hi
+    assert naive / trials > 0.15
+    # 400 draws at 5%: the binomial 99.9% range is about 0.023..0.085.
+    assert 0.02 <= clustered / trials <= 0.085, clustered / trials
