@@ -36,6 +36,16 @@ def _fmt_value(v: Any) -> str:
     return str(v)
 
 
+def _print_experiment(exp, results_indent: str) -> None:
+    """An experiment's config fields, then its documented result fields with their units."""
+    for line in _describe_model(exp.config):
+        print(f"      {line}")
+    if exp.results:
+        print(f"{results_indent}results:")
+        for key, (unit, what) in exp.results.items():
+            print(f"      {key} ({unit or 'no unit'}): {what}")
+
+
 def cmd_list(args) -> int:
     from veil.core.registry import REGISTRY, load_benchmarks
 
@@ -46,12 +56,7 @@ def cmd_list(args) -> int:
         exp = REGISTRY.experiments[args.system]
         print(f"{args.system} ({exp.system}): {exp.doc}")
         print("  config (key (type, default, range): meaning):")
-        for line in _describe_model(exp.config):
-            print(f"      {line}")
-        if exp.results:
-            print("  results:")
-            for key, (unit, what) in exp.results.items():
-                print(f"      {key} ({unit or 'no unit'}): {what}")
+        _print_experiment(exp, "  ")
         return 0
     if args.system in planned:
         print(f"{args.system}: planned, not built yet ({planned[args.system]})")
@@ -75,12 +80,7 @@ def cmd_list(args) -> int:
             if exp.system != system:
                 continue
             print(f"  experiment {name}: {exp.doc}")
-            for line in _describe_model(exp.config):
-                print(f"      {line}")
-            if exp.results:
-                print("    results:")
-                for key, (unit, what) in exp.results.items():
-                    print(f"      {key} ({unit or 'no unit'}): {what}")
+            _print_experiment(exp, "    ")
         for kind, comps in sorted(REGISTRY.components.items()):
             mine = [c for c in comps.values() if c.system == system]
             if not mine:

@@ -133,15 +133,22 @@ REGISTRY = Registry()
 _loaded = False
 
 
-def register_component(kind: str, name: str, doc: str, params: type[BaseModel] | None = None) -> Component:
+def register_component(kind: str, name: str, doc: str, params: type[BaseModel] | None = None,
+                       _depth: int = 1) -> Component:
     """Registers a named component of `kind` (e.g. "memnet.routing") with a one-line doc."""
-    system = _system_of(sys._getframe(1).f_globals.get("__name__", "veil"))
+    system = _system_of(sys._getframe(_depth).f_globals.get("__name__", "veil"))
     comp = Component(kind=kind, name=name, doc=doc, system=system, params=params)
     slot = REGISTRY.components.setdefault(kind, {})
     if name in slot and slot[name] != comp:
         raise RuntimeError(f"{kind} '{name}' registered twice")
     slot[name] = comp
     return comp
+
+
+def register_components(kind: str, docs: dict[str, str]) -> None:
+    """Registers one component of `kind` per name -> one-line doc (components without parameters)."""
+    for name, doc in docs.items():
+        register_component(kind, name, doc, _depth=2)
 
 
 def register_experiment(name: str, config: type[ExperimentConfig], doc: str = "", exclusive: bool = False,

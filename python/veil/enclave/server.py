@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from veil import _native
-from veil.core import ComponentName, ConfigError, ExperimentConfig, register_component, register_experiment
+from veil.core import ComponentName, ConfigError, ExperimentConfig, register_components, register_experiment
 
 MODELS = {
     "bl": "baseline: system calls run directly, no enclave, no memory encryption",
@@ -31,12 +31,9 @@ PLACEMENTS = {
     "wake-affine": "clients too (one per worker): an idle core if one is left, else the core that wakes them "
                    "(Linux select_idle_sibling / wake_affine); a woken client preempts a worker (CFS)",
 }
-for _name, _doc in PLACEMENTS.items():
-    register_component("enclave.placement", _name, doc=_doc)
-for _name, _doc in MODELS.items():
-    register_component("enclave.model", _name, doc=_doc)
-for _name, _doc in POLICIES.items():
-    register_component("enclave.policy", _name, doc=_doc)
+register_components("enclave.placement", PLACEMENTS)
+register_components("enclave.model", MODELS)
+register_components("enclave.policy", POLICIES)
 
 # The calibrated constants take their defaults from the Rust config (one source of truth; the
 # values come from `python -m veil.enclave.calibrate`, docs/enclave.md lists them).

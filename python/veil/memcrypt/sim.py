@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from veil import _native
-from veil.core import (ComponentName, ConfigError, ExperimentConfig, InputFile, register_component,
+from veil.core import (ComponentName, ConfigError, ExperimentConfig, InputFile, register_components,
                        register_experiment)
 from veil.memcrypt.workloads import known_workloads, trace_input
 
@@ -62,22 +62,14 @@ COUNTER_STORES = {
     "tree": "functional model: counters in memory under a Bonsai-Merkle counter tree (root on chip) of arity "
             "tree_arity; a replayed record with its old counters and tree nodes fails at the root",
 }
-for _n, _d in COUNTER_STORES.items():
-    register_component("memcrypt.counters", _n, doc=_d)
-for _n, _d in MAC_STORES.items():
-    register_component("memcrypt.mac_store", _n, doc=_d)
-for _n, _d in BITMAP_FETCHES.items():
-    register_component("memcrypt.bitmap_fetch", _n, doc=_d)
-for _n, _d in ARBITRATIONS.items():
-    register_component("memcrypt.arbitration", _n, doc=_d)
-for _n, _d in BITMAP_PREFETCHERS.items():
-    register_component("memcrypt.bitmap_prefetch", _n, doc=_d)
-for _n, _d in MODES.items():
-    register_component("memcrypt.mode", _n, doc=_d)
-for _n, _d in CIPHERS.items():
-    register_component("memcrypt.cipher", _n, doc=_d)
-for _n, _d in POLICIES.items():
-    register_component("memcrypt.policy", _n, doc=_d)
+register_components("memcrypt.counters", COUNTER_STORES)
+register_components("memcrypt.mac_store", MAC_STORES)
+register_components("memcrypt.bitmap_fetch", BITMAP_FETCHES)
+register_components("memcrypt.arbitration", ARBITRATIONS)
+register_components("memcrypt.bitmap_prefetch", BITMAP_PREFETCHERS)
+register_components("memcrypt.mode", MODES)
+register_components("memcrypt.cipher", CIPHERS)
+register_components("memcrypt.policy", POLICIES)
 
 # Fields that are not part of the native machine configuration.
 _RUN_FIELDS = {"workload", "trace", "l2_kb", "max_records", "window", "warmup_records", "seed"}
