@@ -155,7 +155,7 @@ def test_bad_input_is_one_line(veil_cli, tmp_path):
     one_line_error(veil_cli("memnet", "leak", str(same), "plant=1.5"), "outside (0, 1]")
     one_line_error(veil_cli("memnet", "leak", str(same), "plant=0.1", "repeats=3"), "needs at least 13")
     # The rest through the same code path without a process each.
-    with pytest.raises(ConfigError, match=r"hot_modules: module\(s\) \[64\] do not exist \(the network has 64 modules"):
+    with pytest.raises(ConfigError, match=r"b\.hot_modules: module\(s\) \[64\] do not exist \(the network has 64 modules"):
         leak(validate("memnet.leak", {"b": {"workload": "hotspot", "hot_modules": [3, 64]}}))
     with pytest.raises(ConfigError, match="algorithm"):
         validate("memnet.leak", {"algorithm": "teleport"})

@@ -64,7 +64,7 @@ def test_analytic_dummy_count_grows_with_the_modules():
 
 @pytest.mark.parametrize("extra, needle", [
     ('injection = "ghost"', "injection"),
-    ('injection = "adaptive_ghost"\n[secure]\nhot_modules = [70]', "secure.hot_modules: module 70 does not exist"),
+    ('injection = "adaptive_ghost"\n[secure]\nhot_modules = [70]', "secure.hot_modules: module(s) [70] do not exist"),
     ('injection = "constant_rate"\n[secure]\nslot_cycles = 2', "secure.slot_cycles: 2 is shorter than a packet"),
     ('[secure]\nbatch = 0', "batch"),
     ('[secure]\nwindow = 3', "window"),

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_experiment
 
@@ -158,9 +158,11 @@ def _memsys_configs(cfg: LeakConfig):
     for name, pat in (("a", cfg.a), ("b", cfg.b)):
         try:
             mc = MemSysConfig.model_validate({**data, **pat.fields()})
-        except Exception as e:  # pydantic's message names the field
-            msg = str(e).splitlines()
-            raise ConfigError(f"{name}: not a valid memnet.memsys pattern: {' '.join(msg[:3])}") from None
+        except ValidationError as e:  # the first error, named by its field inside the pattern
+            err = e.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"])
+            text = str(err["msg"]).removeprefix("Value error, ")
+            raise ConfigError(f"{name}.{loc}: {text}" if loc else f"{name}.{text}") from None
         if mc.workload == "hotspot":
             nm = modules_of(mc)
             absent = [m for m in mc.hot_modules if not 0 <= m < nm]
