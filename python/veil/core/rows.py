@@ -17,7 +17,6 @@ from typing import Any
 
 from veil.core.provenance import BASES, ORIGINS, Constant, derive_basis
 
-VERDICTS = ("within", "outside", "holds", "fails", "no reference", "no value")
 FAILING = ("outside", "fails", "no value")
 _SHAPE_OPS = {">": ">", ">=": "≥", "<": "<", "<=": "≤", "==": "=", "between": "in"}
 _INVERTED = [False]
@@ -118,7 +117,7 @@ class Row:
                 v = float(v)  # numpy scalars and bools become plain floats; ints (counts) stay ints
                 object.__setattr__(self, name, v if math.isfinite(v) else None)
 
-    def resolve(self, key: str, siblings: list[str], hand_basis_ok: bool = False) -> Row:
+    def resolve(self, key: str, siblings: list[str]) -> Row:
         """This row with its key, derived basis and the constants it depends on."""
         derived, under = derive_basis(key, self.origin, siblings)
         if self.basis is not None and self.basis != derived and not self.basis_reason:
