@@ -128,17 +128,6 @@ LEAK_RESULTS = {
 }
 
 
-def modules_of(mc) -> int:
-    """Memory modules (routers) of a memnet.memsys config's topology."""
-    if mc.topology in ("mesh", "torus"):
-        return mc.k ** mc.n
-    if mc.topology == "flatfly":
-        return mc.k * mc.k
-    if mc.topology == "dragonfly":
-        return mc.a * (mc.g if mc.g is not None else mc.a * mc.h + 1)
-    raise ConfigError(f"topology: '{mc.topology}' is not supported for a memory network")
-
-
 def _memsys_configs(cfg: LeakConfig):
     """The two patterns' memnet.memsys configs (seed left at the base's)."""
     from veil.core.config import load_config
@@ -162,14 +151,8 @@ def _memsys_configs(cfg: LeakConfig):
             err = e.errors()[0]
             loc = ".".join(str(x) for x in err["loc"])
             text = str(err["msg"]).removeprefix("Value error, ")
+            # memnet.memsys checks that hot modules exist and that a hotspot has one
             raise ConfigError(f"{name}.{loc}: {text}" if loc else f"{name}.{text}") from None
-        if mc.workload == "hotspot":
-            nm = modules_of(mc)
-            absent = [m for m in mc.hot_modules if not 0 <= m < nm]
-            if absent:
-                raise ConfigError(f"{name}.hot_modules: module(s) {absent} do not exist (the network has {nm} modules, 0..{nm - 1})")
-            if not mc.hot_modules:
-                raise ConfigError(f"{name}.hot_modules: a hotspot pattern needs at least one hot module")
         out.append(mc)
     a, b = out
     if a.model_dump() == b.model_dump() and cfg.plant is None:
