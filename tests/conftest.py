@@ -82,3 +82,69 @@ def assert_inverted_shapes_fail(system: str, store: Path, out: Path, expected: d
     assert sections[0].computed == 0, "the inverted run should read every point from the store"
     with pytest.raises(AssertionError):
         assert_verdicts(json.loads((out / "references.json").read_text()), expected)
+
+
+class Relay:
+    """A loopback TCP relay between a client and the server at `port`: an observer on the wire.
+    Subclasses see every chunk through `forward(data, reply)`, which returns the bytes to pass on
+    and whether to cut the connection after them."""
+
+    def __init__(self, port: int):
+        import socket
+        import threading
+
+        self.target = port
+        self.lsock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.lsock.getsockname()[1]
+        self.lock = threading.Lock()
+        self.conns: list = []
+        self.threads: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def forward(self, data: bytes, reply: bool) -> tuple[bytes, bool]:
+        return data, False
+
+    def _pump(self, a, b, reply: bool) -> None:
+        try:
+            while d := a.recv(65536):
+                out, cut = self.forward(d, reply)
+                b.sendall(out)
+                if cut:
+                    break
+        except OSError:
+            pass
+        _shutdown(a, b)
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                c, _ = self.lsock.accept()
+            except OSError:
+                return
+            u = socket.create_connection(("127.0.0.1", self.target))
+            self.conns += [c, u]
+            for args in ((c, u, False), (u, c, True)):
+                t = threading.Thread(target=self._pump, args=args, daemon=True)
+                t.start()
+                self.threads.append(t)
+
+    def close(self) -> None:
+        self.lsock.close()
+        _shutdown(*self.conns)
+        for t in self.threads:
+            t.join(5)
+        for x in self.conns:
+            x.close()
+
+
+def _shutdown(*socks) -> None:
+    import socket
+
+    for x in socks:
+        try:
+            x.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass

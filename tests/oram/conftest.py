@@ -78,3 +78,4 @@ def redis_server(tmp_path):
     yield f"127.0.0.1:{port}"
     p.kill()
     p.wait()
+

@@ -5,72 +5,28 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
-import threading
 
+from conftest import Relay
 from veil.oram.data import synthetic_block as synthetic
 from veil.oram.protocol import STATUS_OK, Handshake, open_reply, read_request
 
 
-class Cutter:
+class Cutter(Relay):
     """A loopback relay that cuts the first `cuts` read replies after 20 bytes (the server has
     served the read and counted its counter; the client gets a broken reply)."""
 
     def __init__(self, port: int, cuts: int, marker: bytes = b"application/octet-stream"):
-        self.target, self.cuts, self.marker = port, cuts, marker
-        self.lsock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.lsock.getsockname()[1]
-        self.lock = threading.Lock()
-        self.conns: list[socket.socket] = []
-        self.threads: list[threading.Thread] = []
-        self.accepter = threading.Thread(target=self._accept, daemon=True)
-        self.accepter.start()
+        self.cuts, self.marker = cuts, marker
+        super().__init__(port)
 
-    def _pump(self, a, b, replies):
-        try:
-            while d := a.recv(65536):
-                if replies and self.marker in d:
-                    with self.lock:
-                        cut = self.cuts > 0
-                        self.cuts -= cut
-                    if cut:
-                        b.sendall(d[:20])
-                        break
-                b.sendall(d)
-        except OSError:
-            pass
-        for x in (a, b):
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self.lsock.accept()
-            except OSError:
-                return
-            u = socket.create_connection(("127.0.0.1", self.target))
-            self.conns += [c, u]
-            for args in ((c, u, False), (u, c, True)):
-                t = threading.Thread(target=self._pump, args=args, daemon=True)
-                t.start()
-                self.threads.append(t)
-
-    def close(self):
-        for x in self.conns:
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        for t in self.threads:
-            t.join(5)
-        for x in self.conns:
-            x.close()
-        self.lsock.shutdown(socket.SHUT_RDWR)
-        self.lsock.close()
-        self.accepter.join(5)
+    def forward(self, data, reply):
+        if reply and self.marker in data:
+            with self.lock:
+                cut = self.cuts > 0
+                self.cuts -= cut
+            if cut:
+                return data[:20], True
+        return data, False
 
 
 def test_a_cut_reply_is_retried_transparently(server):

@@ -16,7 +16,7 @@ import threading
 import time
 
 import pytest
-from conftest import default_sigint
+from conftest import Relay, default_sigint
 
 from veil.oram.client import OramClient, OramClientError, OramRequestError
 from veil.oram.data import synthetic_block as synthetic
@@ -79,43 +79,17 @@ def test_wrong_token_and_wrong_certificate_are_refused(server, tmp_path):
         assert c.get(1) == synthetic(3, 1, 256)
 
 
-class Recorder:
+class Recorder(Relay):
     """A loopback TCP relay that records every byte both ways: the network observer."""
 
     def __init__(self, port):
-        self.target, self.seen = port, bytearray()
-        self.lsock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.lsock.getsockname()[1]
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.seen = bytearray()
+        super().__init__(port)
 
-    def _pump(self, a, b):
-        try:
-            while d := a.recv(65536):
-                with self.lock:
-                    self.seen += d
-                b.sendall(d)
-        except OSError:
-            pass
-        finally:
-            for x in (a, b):
-                try:
-                    x.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self.lsock.accept()
-            except OSError:
-                return
-            u = socket.create_connection(("127.0.0.1", self.target))
-            threading.Thread(target=self._pump, args=(c, u), daemon=True).start()
-            threading.Thread(target=self._pump, args=(u, c), daemon=True).start()
-
-    def close(self):
-        self.lsock.close()
+    def forward(self, data, reply):
+        with self.lock:
+            self.seen += data
+        return data, False
 
 
 @pytest.mark.parametrize("tls", [False, True])
