@@ -55,6 +55,17 @@ impl Params {
     }
 }
 
+/// The dyadic block: a[j] * b[j] mod q for every coefficient, booked with its multiplies and
+/// SRAM traffic (two operands read, one result written per coefficient).
+fn dyadic(a: &[u64], b: &[u64], q: u64, c: &mut Counts) -> Vec<u64> {
+    let n = a.len() as u64;
+    c.modmuls += n;
+    c.sram_reads += 2 * n;
+    c.sram_writes += n;
+    c.coeffs += n;
+    a.iter().zip(b).map(|(&x, &y)| mul_mod(x, y, q)).collect()
+}
+
 fn block<'a>(l: &'a mut Ledger, name: &'static str) -> &'a mut Counts {
     l.entry(name).or_default()
 }
@@ -92,13 +103,7 @@ pub fn encrypt(p: &Params, pk: &[Vec<Vec<u64>>], m: &[u64], prng: PrngType, seed
         let mut poly = Vec::with_capacity(kk);
         for i in 0..kk {
             let q = p.primes[i];
-            let c = block(led, "dyadic");
-            let r: Vec<u64> = u_lanes[i].iter().zip(&pkj[i]).map(|(a, b)| mul_mod(*a, *b, q)).collect();
-            c.modmuls += n as u64;
-            c.sram_reads += 2 * n as u64;
-            c.sram_writes += n as u64;
-            c.coeffs += n as u64;
-            poly.push(r);
+            poly.push(dyadic(&u_lanes[i], &pkj[i], q, block(led, "dyadic")));
         }
         ct.push(poly);
     }
@@ -206,12 +211,7 @@ pub fn encrypt_symmetric(p: &Params, sk: &[Vec<u64>], m: &[u64], prng: PrngType,
     let mut c1 = Vec::with_capacity(l);
     for (i, ai) in a.into_iter().enumerate() {
         let q = p.primes[i];
-        let c = block(led, "dyadic");
-        let mut x: Vec<u64> = ai.iter().zip(&sk[i]).map(|(&x, &s)| mul_mod(x, s, q)).collect();
-        c.modmuls += n as u64;
-        c.sram_reads += 2 * n as u64;
-        c.sram_writes += n as u64;
-        c.coeffs += n as u64;
+        let mut x = dyadic(&ai, &sk[i], q, block(led, "dyadic"));
         p.tables[i].inverse(&mut x, block(led, "intt"));
         let c = block(led, "errors");
         for (v, &ei) in x.iter_mut().zip(&e) {
@@ -245,14 +245,7 @@ pub fn decrypt(p: &Params, sk: &[Vec<u64>], ct: &[Vec<Vec<u64>>], led: &mut Ledg
         let q = p.primes[i];
         let mut x = ct[1][i].clone();
         p.tables[i].forward(&mut x, block(led, "ntt"));
-        let c = block(led, "dyadic");
-        for (a, &s) in x.iter_mut().zip(&sk[i]) {
-            *a = mul_mod(*a, s, q);
-        }
-        c.modmuls += n as u64;
-        c.sram_reads += 2 * n as u64;
-        c.sram_writes += n as u64;
-        c.coeffs += n as u64;
+        let mut x = dyadic(&x, &sk[i], q, block(led, "dyadic"));
         p.tables[i].inverse(&mut x, block(led, "intt"));
         let c = block(led, "add");
         for (a, &b) in x.iter_mut().zip(&ct[0][i]) {
