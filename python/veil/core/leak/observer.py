@@ -19,7 +19,7 @@ import numpy as np
 
 from veil.core.errors import ConfigError
 
-__all__ = ["FAMILIES", "Observer", "Run", "observer", "observers", "register_observer"]
+__all__ = ["FAMILIES", "Observer", "Run", "observer", "observers", "register_observer", "unregister_observer"]
 
 #: Feature families a verdict is given for: where (which slots, addresses, channels, modules),
 #: when (times, gaps, latencies) and how much (counts, sizes).
@@ -90,6 +90,11 @@ _OBSERVERS: dict[tuple[str, str], Observer] = {}
 def register_observer(obs: Observer) -> Observer:
     _OBSERVERS[(obs.system, obs.name)] = obs
     return obs
+
+
+def unregister_observer(system: str, name: str) -> None:
+    """Removes a registration (tests that register a throw-away observer clean up after themselves)."""
+    _OBSERVERS.pop((system, name), None)
 
 
 def observers() -> dict[tuple[str, str], Observer]:
