@@ -26,10 +26,10 @@ pub struct Seen {
 }
 
 /// What the server sees of `ids` read in order by `engine` ("proram", "pathoram", "plain")
-/// over `n_blocks` blocks of `block_size` bytes; returns the calls and the slot size (every
-/// call moves one slot). Set-up writes are not part of it (the server sees the same set-up
+/// over `n_blocks` blocks of `block_size` bytes; returns the calls, the slot size (every call
+/// moves one slot) and each region's slot count (public geometry). Set-up writes are not part of it (the server sees the same set-up
 /// whatever the user later reads).
-pub fn observe(engine: &str, n_blocks: u64, block_size: usize, seed: u64, ids: &[u64]) -> Result<(Vec<Seen>, usize)> {
+pub fn observe(engine: &str, n_blocks: u64, block_size: usize, seed: u64, ids: &[u64]) -> Result<(Vec<Seen>, usize, Vec<u64>)> {
     if n_blocks == 0 || block_size == 0 {
         return Err(OramError::Config("n_blocks and block_size must be positive".into()));
     }
@@ -47,10 +47,12 @@ pub fn observe(engine: &str, n_blocks: u64, block_size: usize, seed: u64, ids: &
         seen.extend(e.into_iter().map(|entry| Seen { request, entry }));
     };
     let slot;
+    let regions: Vec<u64>;
     match engine {
         "proram" => {
             slot = block_size + TAG_LEN;
-            let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(slot, &proram::region_slots(n_blocks, proram::DEFAULT_RUN_AHEAD)?));
+            regions = proram::region_slots(n_blocks, proram::DEFAULT_RUN_AHEAD)?;
+            let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(slot, &regions));
             let pc = ProOramConfig { block_size, threads: 1, seed: Some(seed), pace: false, pace_margin: proram::DEFAULT_PACE_MARGIN, shuffle_idle: false };
             let e = ProOram::create(st.clone(), BlockKey::random(&mut rng), n_blocks, pc, &fill)?;
             e.wait_shuffle();
@@ -64,7 +66,8 @@ pub fn observe(engine: &str, n_blocks: u64, block_size: usize, seed: u64, ids: &
         }
         "pathoram" => {
             slot = pathoram::slot_size(block_size, 4);
-            let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(slot, &[pathoram::buckets_for(n_blocks)]));
+            regions = vec![pathoram::buckets_for(n_blocks)];
+            let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(slot, &regions));
             let mut e = PathOram::create(st.clone(), n_blocks, block_size, 4, seed, &fill)?;
             st.log().set_enabled(true);
             for (k, &id) in ids.iter().enumerate() {
@@ -74,7 +77,8 @@ pub fn observe(engine: &str, n_blocks: u64, block_size: usize, seed: u64, ids: &
         }
         "plain" => {
             slot = block_size + TAG_LEN;
-            let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(slot, &[n_blocks]));
+            regions = vec![n_blocks];
+            let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(slot, &regions));
             let mut e = PlainStore::create(st.clone(), n_blocks, block_size, BlockKey::random(&mut rng), &fill)?;
             st.log().set_enabled(true);
             for (k, &id) in ids.iter().enumerate() {
@@ -84,7 +88,7 @@ pub fn observe(engine: &str, n_blocks: u64, block_size: usize, seed: u64, ids: &
         }
         e => return Err(OramError::Config(format!("unknown engine '{e}' (proram, pathoram, plain)"))),
     }
-    Ok((seen, slot))
+    Ok((seen, slot, regions))
 }
 
 /// Actor and op as the small integers the bindings hand over.
@@ -102,8 +106,9 @@ mod tests {
 
     #[test]
     fn plain_store_shows_the_block_read() {
-        let (seen, slot) = observe("plain", 16, 32, 1, &[3, 3, 9]).unwrap();
+        let (seen, slot, regions) = observe("plain", 16, 32, 1, &[3, 3, 9]).unwrap();
         assert_eq!(slot, 32 + TAG_LEN);
+        assert_eq!(regions, vec![16]);
         let idx: Vec<u64> = seen.iter().map(|s| s.entry.index).collect();
         assert_eq!(idx, vec![3, 3, 9]);
     }

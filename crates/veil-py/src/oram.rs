@@ -28,7 +28,7 @@ fn run(py: Python<'_>, config: &str) -> PyResult<String> {
 
 /// The storage server's view of `ids` read in order (veil_oram::observe): per storage call the
 /// request index, actor, op (codes of veil_oram::storage::{Actor, Op}), region and slot, and
-/// the slot size in bytes.
+/// the slot size in bytes and each region's slot count.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 fn observe(
@@ -38,8 +38,8 @@ fn observe(
     block_size: usize,
     seed: u64,
     ids: Vec<u64>,
-) -> PyResult<(Vec<u32>, Vec<u8>, Vec<u8>, Vec<u32>, Vec<u64>, usize)> {
-    let (seen, slot) = py
+) -> PyResult<(Vec<u32>, Vec<u8>, Vec<u8>, Vec<u32>, Vec<u64>, usize, Vec<u64>)> {
+    let (seen, slot, regions) = py
         .allow_threads(|| veil_oram::observe::observe(engine, n_blocks, block_size, seed, &ids))
         .map_err(to_py)?;
     let req = seen.iter().map(|s| s.request).collect();
@@ -47,7 +47,7 @@ fn observe(
     let op = seen.iter().map(|s| veil_oram::observe::op_code(s.entry.op)).collect();
     let region = seen.iter().map(|s| s.entry.region).collect();
     let index = seen.iter().map(|s| s.entry.index).collect();
-    Ok((req, actor, op, region, index, slot))
+    Ok((req, actor, op, region, index, slot, regions))
 }
 
 #[pyclass(frozen, name = "Store")]
