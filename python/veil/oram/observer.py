@@ -144,7 +144,9 @@ def _register():
               "enclave issued it) in request order; not plaintext, not the block ids requested, not wall-clock "
               "times (its clock here is request order and calls per request)"),
         settings=ENGINES, patterns=PATTERNS, run=run, leaky=("plain",), defences=("proram", "pathoram"),
-        default_size=256))
+        default_size=256,
+        table=tuple((e, a, b) for e in ENGINES for a, b in (("uniform", "hot"), ("repeat", "fresh"))),
+        table_size=128))
 
 
 OBSERVER = _register()

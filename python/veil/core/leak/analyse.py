@@ -103,8 +103,11 @@ def _classifier(xa: list[np.ndarray], xb: list[np.ndarray], is_count: bool, bloc
 
 def _planted(xb: list[np.ndarray], is_count: bool, effect: float, rng: np.random.Generator) -> list[np.ndarray]:
     if is_count:
-        k = xb[0].shape[1]
-        targets = list(range(max(1, k // 4)))
+        # A hot quarter of the columns B's events actually fall in (empty columns, e.g. writes a
+        # setting never makes, would make the redirect a weaker effect than its size says).
+        used = np.flatnonzero(np.sum([x.sum(axis=0) for x in xb], axis=0) > 0)
+        used = used if len(used) else np.arange(xb[0].shape[1])
+        targets = used[: max(1, len(used) // 4)].tolist()
         return [power.plant_redirect(x, effect, targets, rng).astype(float) for x in xb]
     return [power.plant_volume(x, effect) for x in xb]
 
@@ -144,7 +147,7 @@ def analyse_runs(runs_a: list[Run], runs_b: list[Run], *, alpha: float = 1e-3, p
 
         det = power.detectable_effect(caught, power_target, power_trials, seed=seed + 10 * n)
         det["tried"] = {str(k): v for k, v in det["tried"].items()}
-        det["what"] = ("fraction of B's events redirected to a quarter of the columns" if is_count
+        det["what"] = ("fraction of B's events redirected to a quarter of the columns they fall in" if is_count
                        else "fraction added to B's values")
         out[fam] = {"test": t.as_dict(), "p_raw": t.p, "counts": is_count, "detectable": det,
                     "classifier": _classifier(fa, fb, is_count, block, alpha)}

@@ -65,6 +65,10 @@ class Observer:
     leaky: tuple[str, ...] = ()
     defences: tuple[str, ...] = ()
     default_size: int = 1000
+    #: (setting, a, b) cases of the report's leakage table (`veil reproduce leak`), run at
+    #: `table_size` (0: default_size) in the quick report: keep them to seconds each
+    table: tuple[tuple[str, str, str], ...] = ()
+    table_size: int = 0
     #: pattern pairs the system cannot express (e.g. a pattern meaningless in one setting)
     excluded: Callable[[str, str, str], str | None] = lambda setting, a, b: None
 

@@ -56,7 +56,7 @@ def load(path: str | Path | None, overrides: list[str] | None = None, data: dict
     return cfg
 
 
-def _runner(jobs: int, scheduler: str | None):
+def _runner(jobs: int, scheduler: Any):
     """Maps observe_one over tasks: a Dask cluster, local processes, or this process."""
     from .analyse import observe_one
 
@@ -65,7 +65,7 @@ def _runner(jobs: int, scheduler: str | None):
 
         from veil.core.sweep import connect
 
-        client, own = connect(scheduler)
+        client, own = connect(scheduler) if isinstance(scheduler, str) else (scheduler, False)
         try:
             futs = [client.submit(observe_one, *t, pure=False) for t in tasks]
             wait(futs)
@@ -87,7 +87,7 @@ def _runner(jobs: int, scheduler: str | None):
     return pool if jobs > 1 else (lambda tasks: [observe_one(*t) for t in tasks])
 
 
-def execute(cfg: LeakConfig, store=None, *, jobs: int = 1, scheduler: str | None = None,
+def execute(cfg: LeakConfig, store=None, *, jobs: int = 1, scheduler: Any = None,
             force: bool = False) -> dict[str, Any]:
     """Runs and analyses `cfg` (or reads the stored verdict back); returns the report."""
     from veil.core.config import config_hash
