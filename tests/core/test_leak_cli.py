@@ -59,3 +59,19 @@ def test_table_rows_flag_negative_controls_on_measured_power():
         assert rows[1].outcome == "fails"
     blind = rows_for({**rep, "families": {"spatial": {**fam, "leaks": False}}})
     assert blind[1].value == 0.0 and blind[1].outcome == "fails"  # a control that does not leak fails
+
+
+def test_local_processes_give_the_same_verdict_as_one_process(tmp_path):
+    from veil.core.leak.run import execute
+
+    cfg = load(write(tmp_path / "leak.toml", BASE), ["power_trials=5"])
+    assert execute(cfg, None, jobs=2) == execute(cfg, None, jobs=1)
+
+
+def test_shipped_configs_load():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "configs" / "leak"
+    for path in sorted(root.glob("*.toml")):
+        cfg = load(path)
+        assert cfg.repeats >= 13 and cfg.alpha == 1e-3
