@@ -75,3 +75,16 @@ def test_shipped_configs_load():
     for path in sorted(root.glob("*.toml")):
         cfg = load(path)
         assert cfg.repeats >= 13 and cfg.alpha == 1e-3
+
+
+def test_leakage_table_is_on_the_summary_page(tmp_path, monkeypatch):
+    from veil.core.registry import REGISTRY, Reproducer
+    from veil.core.report import reproduce
+
+    def fake(ctx):
+        ctx.grid("Leakage table", ["system", "verdict"], [["toy", "leaks"]])
+
+    monkeypatch.setitem(REGISTRY.reproducers, "toyleak", Reproducer("toyleak", "toyleak", fake, 99))
+    reproduce(["toyleak"], tmp_path, None, quick=True, jobs=1, log=lambda *_: None)
+    index = (tmp_path / "index.html").read_text()
+    assert "Leakage table" in index and "<td>leaks</td>" in index
