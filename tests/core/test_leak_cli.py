@@ -54,18 +54,25 @@ def test_table_rows_flag_negative_controls_on_measured_power():
            "families": {"spatial": fam}, "cost_a": {}}
     rows = rows_for(rep)
     assert [r.key for r in rows] == ["leak/oram/plain/uniform-vs-hot/spatial", "leak/oram/plain/uniform-vs-hot/power"]
+    assert rows[0].value is None  # a family that leaks states no smallest effect
     assert rows[1].outcome == "holds" and rows[1].origin == "measurement"
     with inverted_shapes():
         assert rows[1].outcome == "fails"
     blind = rows_for({**rep, "families": {"spatial": {**fam, "leaks": False}}})
     assert blind[1].value == 0.0 and blind[1].outcome == "fails"  # a control that does not leak fails
+    assert blind[0].value == 0.05
 
 
-def test_local_processes_give_the_same_verdict_as_one_process(tmp_path):
+def test_dask_and_local_processes_give_the_same_verdict_as_one_process(tmp_path):
+    from distributed import LocalCluster
+
     from veil.core.leak.run import execute
 
     cfg = load(write(tmp_path / "leak.toml", BASE), ["power_trials=5"])
-    assert execute(cfg, None, jobs=2) == execute(cfg, None, jobs=1)
+    one = execute(cfg, None, jobs=1)
+    assert execute(cfg, None, jobs=2) == one
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert execute(cfg, None, scheduler=cluster.scheduler_address) == one
 
 
 def test_shipped_configs_load():

@@ -46,7 +46,10 @@ def rows_for(rep: dict[str, Any]) -> list[Row]:
     rows = []
     for fam, f in rep["families"].items():
         det = f["detectable"]
-        rows.append(Row(f"{rep['system']} {rep['setting']}: {rep['a']} vs {rep['b']}, {fam}", det["effect"],
+        # A family that leaks has no smallest effect to state: planting into B only adds to a
+        # difference already there, so its value is left out and the note gives p and power.
+        rows.append(Row(f"{rep['system']} {rep['setting']}: {rep['a']} vs {rep['b']}, {fam}",
+                        None if f["leaks"] else det["effect"],
                         unit="effect", origin="measurement", key=f"{base}/{fam}",
                         note=f"{f['statement']}; p {f['p']:.3g}; classifier {f['classifier']['accuracy']:.2f}"
                              + (f"; cost per run: {cost}" if cost else "")))
@@ -76,7 +79,7 @@ def reproduce_leak(ctx) -> None:
         kind = "control" if rep["negative_control"] else "defence" if rep["defence"] else ""
         for fam, f in rep["families"].items():
             grid.append([obs.system, setting, kind, f"{a} vs {b}", fam, f["verdict"], f"{f['p']:.3g}",
-                         "—" if f["detectable"]["effect"] is None else f"{f['detectable']['effect']:g}",
+                         "—" if f["leaks"] or f["detectable"]["effect"] is None else f"{f['detectable']['effect']:g}",
                          f"{f['power']:.2f}", f"{f['classifier']['accuracy']:.2f} [{f['classifier']['ci95'][0]:.2f}, "
                          f"{f['classifier']['ci95'][1]:.2f}]",
                          ", ".join(f"{k} {v:.4g}" for k, v in (rep.get("cost_a") or {}).items())])
