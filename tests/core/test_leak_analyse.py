@@ -35,6 +35,8 @@ def test_known_leak_is_flagged_with_power_and_hidden_secret_is_not():
     rep = analyse(obs, "plain", "uniform", "hot", repeats=min_repeats(1e-3), seed=3, size=20, power_trials=10)
     sp = rep["families"]["spatial"]
     assert sp["leaks"] and sp["p"] < 1e-3 and sp["power"] >= 0.95
+    # planted: 2 of 8 columns get 0.5 more weight: shares 1/8 -> 5/16 there, 1/8 -> 1/16 elsewhere, TV 0.375
+    assert sp["effect"] == pytest.approx(0.375, abs=0.03) and sp["statement"].startswith("leaks (p ")
     assert rep["negative_control"] and rep["cost_a"] == {"ops": 20.0}
     assert not rep["families"]["volume"]["leaks"]  # 40 events per window whatever the secret
     hid = analyse(obs, "hidden", "uniform", "hot", repeats=min_repeats(1e-3), seed=3, size=20, power_trials=10)

@@ -79,11 +79,12 @@ def reproduce_leak(ctx) -> None:
         kind = "control" if rep["negative_control"] else "defence" if rep["defence"] else ""
         for fam, f in rep["families"].items():
             grid.append([obs.system, setting, kind, f"{a} vs {b}", fam, f["verdict"], f"{f['p']:.3g}",
+                         f"{f['effect']:.3g}" if f["leaks"] else "—",
                          "—" if f["leaks"] or f["detectable"]["effect"] is None else f"{f['detectable']['effect']:g}",
                          f"{f['power']:.2f}", f"{f['classifier']['accuracy']:.2f} [{f['classifier']['ci95'][0]:.2f}, "
                          f"{f['classifier']['ci95'][1]:.2f}]",
                          ", ".join(f"{k} {v:.4g}" for k, v in (rep.get("cost_a") or {}).items())])
-    ctx.grid("Leakage table", ["system", "setting", "kind", "secrets", "family", "verdict", "p (Holm)",
+    ctx.grid("Leakage table", ["system", "setting", "kind", "secrets", "family", "verdict", "p (Holm)", "effect seen",
                                "smallest effect shown", "power", "classifier [95% CI]", "defence cost (per run)"],
              grid)
     ctx.table("Negative controls and smallest effects shown", rows, name="verdicts")

@@ -112,6 +112,19 @@ def _planted(xb: list[np.ndarray], is_count: bool, effect: float, rng: np.random
     return [power.plant_volume(x, effect) for x in xb]
 
 
+def _observed_effect(fa: list[np.ndarray], fb: list[np.ndarray], is_count: bool) -> float:
+    """How far apart A and B are, in the planted effect's units: for counts the total-variation
+    distance between the two patterns' mean shares (a redirect of a fraction e moves at most e);
+    otherwise the largest relative difference of a feature's mean (an added fraction e is e)."""
+    if is_count:
+        ma = np.vstack([_fractions(x) for x in fa]).mean(axis=0)
+        mb = np.vstack([_fractions(x) for x in fb]).mean(axis=0)
+        return float(0.5 * np.abs(ma - mb).sum())
+    ma, mb = np.vstack(fa).mean(axis=0), np.vstack(fb).mean(axis=0)
+    scale = np.maximum(np.abs(ma), 1e-12)
+    return float(np.max(np.abs(mb - ma) / scale)) if len(ma) else 0.0
+
+
 def _bootstrap_power(fa, fb, is_count: bool, level: float, trials: int, seed: int) -> float:
     """Fraction of seed-pair resamples (with replacement) whose test is below `level`."""
     rng = np.random.default_rng(seed)
@@ -150,6 +163,7 @@ def analyse_runs(runs_a: list[Run], runs_b: list[Run], *, alpha: float = 1e-3, p
         det["what"] = ("fraction of B's events redirected to a quarter of the columns they fall in" if is_count
                        else "fraction added to B's values")
         out[fam] = {"test": t.as_dict(), "p_raw": t.p, "counts": is_count, "detectable": det,
+                    "effect": _observed_effect(fa, fb, is_count),
                     "classifier": _classifier(fa, fb, is_count, block, alpha)}
     adj = stats.holm([out[f]["p_raw"] for f in fams])
     for fam, p in zip(fams, adj):
@@ -178,8 +192,9 @@ def statement(fam: dict, power_target: float) -> str:
     det = fam["detectable"]
     pw = f"{100 * power_target:.0f}%"
     if fam["leaks"]:
-        return (f"leaks (p {fam['p']:.3g}; the difference itself is caught in {100 * fam['power']:.0f}% of "
-                f"seed-pair resamples)")
+        what = "total-variation distance of the shares" if fam["counts"] else "largest relative difference of a mean"
+        return (f"leaks (p {fam['p']:.3g}, effect {fam['effect']:.3g}: {what}; the difference is caught in "
+                f"{100 * fam['power']:.0f}% of seed-pair resamples)")
     if det["effect"] is None:
         return (f"no leak detected, and the test is blind here: even an effect of 1 is caught in only "
                 f"{100 * det['power']:.0f}% of plantings")
