@@ -24,6 +24,7 @@ BASE = 'system = "oram"\nobserver = "server"\nsetting = "plain"\na = "uniform"\n
     ("repeats=5", "needs at least 13"),
     ("alpha=2", "alpha"),
     ("colour=1", "colour: unknown key"),
+    ("size=4", "size: 4 is too small for oram.server; at least 16"),
 ])
 def test_bad_input_is_found_before_any_run(tmp_path, override, needle):
     cfg = write(tmp_path / "leak.toml", BASE)

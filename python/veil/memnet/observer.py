@@ -70,7 +70,8 @@ def _register():
               "destination module, the cycle and the flit count; not addresses, not data (encrypted and padded)"),
         settings={a: REGISTRY.components["memnet.injection"][a].doc for a in algs}, patterns=PATTERN_DOC, run=run,
         leaky=("minimal", "direct"), defences=tuple(a for a in algs if a not in ("minimal", "direct")), default_size=60,
-        table=(("minimal", "uniform", "hotspot"), ("ghost_minimal", "uniform", "hotspot")), table_size=60))
+        table=(("minimal", "uniform", "hotspot"), ("ghost_minimal", "uniform", "hotspot")), table_size=60,
+        min_size=10))
 
 
 OBSERVER = _register()

@@ -146,7 +146,7 @@ def _register():
         settings=ENGINES, patterns=PATTERNS, run=run, leaky=("plain",), defences=("proram", "pathoram"),
         default_size=256,
         table=tuple((e, a, b) for e in ENGINES for a, b in (("uniform", "hot"), ("repeat", "fresh"))),
-        table_size=128))
+        table_size=128, min_size=2 * WINDOW))
 
 
 OBSERVER = _register()

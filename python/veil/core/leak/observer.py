@@ -69,6 +69,8 @@ class Observer:
     #: `table_size` (0: default_size) in the quick report: keep them to seconds each
     table: tuple[tuple[str, str, str], ...] = ()
     table_size: int = 0
+    #: the smallest `size` that gives the analysis windows to compare (checked before any run)
+    min_size: int = 1
     #: pattern pairs the system cannot express (e.g. a pattern meaningless in one setting)
     excluded: Callable[[str, str, str], str | None] = lambda setting, a, b: None
 

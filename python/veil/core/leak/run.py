@@ -50,6 +50,8 @@ def load(path: str | Path | None, overrides: list[str] | None = None, data: dict
         raise ConfigError(format_validation_error(e, LeakConfig, where)) from None
     obs = find_observer(cfg.system, cfg.observer)
     obs.check(cfg.setting, cfg.a, cfg.b)
+    if cfg.size and cfg.size < obs.min_size:
+        raise ConfigError(f"size: {cfg.size} is too small for {cfg.system}.{cfg.observer}; at least {obs.min_size}")
     if cfg.repeats < min_repeats(cfg.alpha):
         raise ConfigError(f"repeats: {cfg.repeats} seed pair(s); at alpha {cfg.alpha:g} the exact sign-flip test "
                           f"needs at least {min_repeats(cfg.alpha)} (p >= 2^-(pairs - 1), Holm over 3 families)")
