@@ -96,3 +96,13 @@ def test_leakage_table_is_on_the_summary_page(tmp_path, monkeypatch):
     reproduce(["toyleak"], tmp_path, None, quick=True, jobs=1, log=lambda *_: None)
     index = (tmp_path / "index.html").read_text()
     assert "Leakage table" in index and "<td>leaks</td>" in index
+
+
+def test_observer_without_cases_gets_its_controls_and_defences():
+    from veil.core.leak.observer import Observer
+    from veil.core.leak_table import _default_cases
+
+    obs = Observer(system="toy", name="t", sees="", settings={"x": "", "y": "", "z": ""},
+                   patterns={"p": "", "q": "", "r": ""}, run=lambda *a: None, leaky=("x",), defences=("y",),
+                   excluded=lambda s, a, b: "no" if (s, a, b) == ("y", "p", "q") else None)
+    assert _default_cases(obs) == [("x", "p", "q"), ("y", "p", "r")]

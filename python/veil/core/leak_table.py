@@ -33,8 +33,21 @@ def cases(quick: bool) -> list[tuple[Any, str, str, str, int]]:
         if system not in systems:
             continue  # a throw-away observer registered by a test
         size = obs.table_size or obs.default_size
-        for setting, a, b in obs.table:
+        for setting, a, b in obs.table or _default_cases(obs):
             out.append((obs, setting, a, b, size if quick else 4 * size))
+    return out
+
+
+def _default_cases(obs) -> list[tuple[str, str, str]]:
+    """An observer that lists no cases: each negative control and defence on the first two
+    patterns it can express there."""
+    out = []
+    pats = list(obs.patterns)
+    for setting in list(obs.leaky) + [d for d in obs.defences if d not in obs.leaky]:
+        pair = next(((a, b) for i, a in enumerate(pats) for b in pats[i + 1:] if not obs.excluded(setting, a, b)),
+                    None)
+        if pair:
+            out.append((setting, *pair))
     return out
 
 
