@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.conftest import one_line_error, write
+from conftest import one_line_error, write
 from veil.core import ConfigError
 from veil.core.leak.run import load
 
@@ -98,11 +98,14 @@ def test_leakage_table_is_on_the_summary_page(tmp_path, monkeypatch):
     assert "Leakage table" in index and "<td>leaks</td>" in index
 
 
-def test_observer_without_cases_gets_its_controls_and_defences():
+def test_observer_without_cases_is_named_not_guessed(monkeypatch):
+    import veil.core.leak.analyse as an
+    from veil.core.leak import observer as ob
     from veil.core.leak.observer import Observer
-    from veil.core.leak_table import _default_cases
+    from veil.core.leak_table import untabled
 
-    obs = Observer(system="toy", name="t", sees="", settings={"x": "", "y": "", "z": ""},
-                   patterns={"p": "", "q": "", "r": ""}, run=lambda *a: None, leaky=("x",), defences=("y",),
-                   excluded=lambda s, a, b: "no" if (s, a, b) == ("y", "p", "q") else None)
-    assert _default_cases(obs) == [("x", "p", "q"), ("y", "p", "r")]
+    obs = Observer(system="toy", name="t", sees="", settings={"x": ""}, patterns={"p": "", "p-twin": ""},
+                   run=lambda *a: None, leaky=("x",))
+    monkeypatch.setitem(ob._OBSERVERS, ("toy", "t"), obs)
+    monkeypatch.setattr(an, "_systems_with_observers", lambda: ["toy"])
+    assert untabled() == ["toy.t"]

@@ -33,22 +33,19 @@ def cases(quick: bool) -> list[tuple[Any, str, str, str, int]]:
         if system not in systems:
             continue  # a throw-away observer registered by a test
         size = obs.table_size or obs.default_size
-        for setting, a, b in obs.table or _default_cases(obs):
+        for setting, a, b in obs.table:
             out.append((obs, setting, a, b, size if quick else 4 * size))
     return out
 
 
-def _default_cases(obs) -> list[tuple[str, str, str]]:
-    """An observer that lists no cases: each negative control and defence on the first two
-    patterns it can express there."""
-    out = []
-    pats = list(obs.patterns)
-    for setting in list(obs.leaky) + [d for d in obs.defences if d not in obs.leaky]:
-        pair = next(((a, b) for i, a in enumerate(pats) for b in pats[i + 1:] if not obs.excluded(setting, a, b)),
-                    None)
-        if pair:
-            out.append((setting, *pair))
-    return out
+def untabled() -> list[str]:
+    """Observers that list no cases: named in the report, never guessed (the first two patterns
+    of an observer may be a same-secret twin, not two secrets)."""
+    from veil.core.leak.analyse import _systems_with_observers
+    from veil.core.leak.observer import observers
+
+    systems = _systems_with_observers()
+    return [f"{s}.{n}" for (s, n), o in sorted(observers().items()) if s in systems and not o.table]
 
 
 def rows_for(rep: dict[str, Any]) -> list[Row]:
@@ -97,6 +94,10 @@ def reproduce_leak(ctx) -> None:
                          f"{f['power']:.2f}", f"{f['classifier']['accuracy']:.2f} [{f['classifier']['ci95'][0]:.2f}, "
                          f"{f['classifier']['ci95'][1]:.2f}]",
                          ", ".join(f"{k} {v:.4g}" for k, v in (rep.get("cost_a") or {}).items())])
+    missing = untabled()
+    if missing:
+        ctx.text("Observers that list no cases for this table (their `table`), not run here: "
+                 + ", ".join(missing) + ". `veil leak` runs them.")
     ctx.grid("Leakage table", ["system", "setting", "kind", "secrets", "family", "verdict", "p (Holm)", "effect seen",
                                "smallest effect shown", "power", "classifier [95% CI]", "defence cost (per run)"],
              grid)
