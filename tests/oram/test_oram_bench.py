@@ -14,6 +14,7 @@ def test_contention_bench_prints_both_runs_and_the_aes_gcm_limit(veil_cli, tmp_p
     assert r.rc == 0, r.err[-2000:]
     for key in ("oram/contended_throughput_mbps", "oram/contended_sched_idle_throughput_mbps",
                 "oram/aes_gcm_bound_mbps", "oram/gcm_single_core_gbytes_s", "oram/throughput_mbps_of_bound",
+                "oram/aes_gcm_bound_cores_together_mbps",
                 "oram/long_epoch_throughput_mbps", "oram/long_epoch_gcm_bytes_per_access",
                 "oram/throughput_mbps_4k"):
         assert key in r.out, key
