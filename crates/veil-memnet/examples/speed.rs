@@ -23,9 +23,15 @@ fn main() {
     if let Some(t) = args.get(1) {
         cfg.threads = Some(t.parse().expect("threads"));
     }
-    let x = veil_memnet::simulate(&cfg).expect("simulation");
+    let mut e = veil_memnet::sim::Engine::new(&cfg).expect("config");
+    if std::env::var_os("FORCE_THREADS").is_some() {
+        // Below the size threshold too: to measure where threads start to pay.
+        e.force_threads(cfg.threads());
+    }
+    let x = e.run().expect("simulation");
     println!(
-        "{which} plat={:.6} nlat={:.6} acc={:.6} hops={:.4} packets={} cycles={} wall={:.3}s",
+        "{which} threads={} plat={:.6} nlat={:.6} acc={:.6} hops={:.4} packets={} cycles={} wall={:.3}s",
+        x.threads,
         x.avg_packet_latency, x.avg_network_latency, x.accepted_flits_per_node_cycle, x.avg_hops, x.packets_delivered,
         x.cycles_simulated, x.wall_seconds
     );

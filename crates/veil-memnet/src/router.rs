@@ -628,7 +628,7 @@ impl Routers {
         base.push(acc);
         let threads = if topo.routers >= min_routers && p.lookahead() { threads.clamp(1, topo.routers) } else { 1 };
         let pool = if threads > 1 {
-            rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("memnet-router-{i}")).build().ok()
+            rayon::ThreadPoolBuilder::new().num_threads(threads - 1).thread_name(|i| format!("memnet-router-{i}")).build().ok()
         } else {
             None
         };
@@ -675,23 +675,29 @@ impl Routers {
         let p = self.p;
         match (&self.pool, p.lookahead()) {
             (Some(pool), true) => {
-                use rayon::prelude::*;
                 let packets: &PacketSlab = ctx.packets;
                 let chunk = self.list.len().div_ceil(self.scratch.len());
-                let list = &mut self.list;
-                let scratch = &mut self.scratch;
-                pool.install(|| {
-                    list.par_chunks_mut(chunk).zip(scratch.par_iter_mut()).enumerate().for_each(|(i, (rs, s))| {
-                        let mut src = Src::Lookahead(packets);
-                        for (j, rt) in rs.iter_mut().enumerate() {
-                            for _ in 0..steps {
-                                if rt.idle() {
-                                    break;
-                                }
-                                rt.step(i * chunk + j, &p, s, now, &mut src);
+                let step_chunk = |first: usize, rs: &mut [Router], s: &mut Scratch| {
+                    let mut src = Src::Lookahead(packets);
+                    for (j, rt) in rs.iter_mut().enumerate() {
+                        for _ in 0..steps {
+                            if rt.idle() {
+                                break;
                             }
+                            rt.step(first + j, &p, s, now, &mut src);
                         }
-                    })
+                    }
+                };
+                // The calling thread steps the first share itself and the pool's threads the
+                // others: one handover per cycle and thread, no idle waiter.
+                let mut parts = self.list.chunks_mut(chunk).zip(self.scratch.iter_mut());
+                let (own, own_s) = parts.next().expect("at least one router");
+                pool.in_place_scope(|sc| {
+                    for (i, (rs, s)) in parts.enumerate() {
+                        let step_chunk = &step_chunk;
+                        sc.spawn(move |_| step_chunk((i + 1) * chunk, rs, s));
+                    }
+                    step_chunk(0, own, own_s);
                 });
             }
             _ => {
