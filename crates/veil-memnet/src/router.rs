@@ -291,10 +291,6 @@ impl Router {
     /// One internal step at cycle `now`. `r` is the router's number (for routing).
     pub fn step(&mut self, r: usize, pr: &Params, s: &mut Scratch, now: u64, src: &mut Src) {
         let now = now as i64;
-        let v = pr.v;
-        let radix = self.radix;
-        let nvc = radix * v;
-
         // ---- route computation (only with routing_delay > 0) ----
         if pr.routing_delay > 0 {
             for e in self.route_q.iter_mut() {
@@ -305,6 +301,23 @@ impl Router {
             }
         }
 
+        self.eval_vc_alloc(pr, s, now);
+        self.eval_sw_alloc(pr, s, now);
+        // ---- crossbar: evaluate ----
+        for x in self.xbar_q.iter_mut() {
+            if x.time >= 0 {
+                break;
+            }
+            x.time = now + pr.st_delay - 1;
+        }
+
+        self.update(r, pr, now, src);
+    }
+
+    /// VC allocation, evaluate: the entries queued since the last step request output VCs.
+    fn eval_vc_alloc(&mut self, pr: &Params, s: &mut Scratch, now: i64) {
+        let v = pr.v;
+        let nvc = self.radix * v;
         // ---- VC allocation: evaluate ----
         // Work on a contiguous slice of the queue (put back below): no per-access wrapping.
         let mut q = std::mem::take(&mut self.vc_q);
@@ -380,6 +393,12 @@ impl Router {
 
         self.vc_q = q;
 
+    }
+
+    /// Switch allocation, evaluate: one VC per (input, output) pair, input then output arbiters.
+    fn eval_sw_alloc(&mut self, pr: &Params, s: &mut Scratch, now: i64) {
+        let v = pr.v;
+        let radix = self.radix;
         // ---- switch allocation: evaluate ----
         let mut q = std::mem::take(&mut self.sw_q);
         let qs = q.make_contiguous();
@@ -484,14 +503,11 @@ impl Router {
 
         self.sw_q = q;
 
-        // ---- crossbar: evaluate ----
-        for x in self.xbar_q.iter_mut() {
-            if x.time >= 0 {
-                break;
-            }
-            x.time = now + pr.st_delay - 1;
-        }
+    }
 
+    /// The stages' results update the state, in pipeline order.
+    fn update(&mut self, r: usize, pr: &Params, now: i64, src: &mut Src) {
+        let v = pr.v;
         // ---- route computation: update ----
         if pr.routing_delay > 0 {
             while let Some(&e) = self.route_q.front() {
