@@ -60,11 +60,17 @@ def test_features_cut_windows_by_request():
     assert f["temporal"].tolist() == [[1.0, 1.0], [2.0, 3.0]]
 
 
-def test_engine_negative_control_is_flagged():
+def test_engine_negative_control_is_flagged_in_the_leakage_table():
+    from veil.core.leak_table import cases, rows_for
+
+    mine = [(s, a, b, n) for o, s, a, b, n in cases(quick=True) if o is OBSERVER]
+    assert sorted(mine) == [("engine", "tampered", "other", 32), ("service", "tampered", "other", 32)]
     r = analyse(OBSERVER, "engine", "tampered", "other", repeats=13, seed=1, size=16, power_trials=5)
     assert r["negative_control"]
     v = r["families"]["volume"]
     assert v["leaks"] and v["power"] >= 0.95
+    caught = rows_for(r)[-1]
+    assert caught.key == "leak/oram/engine/tampered-vs-other/power" and caught.outcome == "holds"
 
 
 def test_service_is_not_flagged_on_same_secret_runs():
