@@ -114,9 +114,15 @@ impl MemSystem {
         }
         let timing = timing(m, open_page);
         let cpi = (1.0 / c.ipc) * (1.0 / tck) / c.ghz;
+        let pool = readahead::worker_pool(readahead::thread_count(cfg.threads)?)?;
         let mut cores = Vec::new();
         for (i, &n) in cpu_nodes.iter().enumerate() {
-            cores.push(Core::new(n, sources(i, &map)?, c.mshrs, cpi, c.rob));
+            let src = sources(i, &map)?;
+            let src: Box<dyn MissSource> = match &pool {
+                Some(p) => Box::new(readahead::ReadAhead::new(src, p.clone())),
+                None => src,
+            };
+            cores.push(Core::new(n, src, c.mshrs, cpi, c.rob));
         }
         let nodes = engine.topo.nodes;
         let mut adjacency = vec![Vec::new(); modules];
@@ -223,6 +229,7 @@ impl MemSystem {
 fn check(cfg: &MemSysConfig) -> Result<bool, ConfigError> {
     let m = &cfg.module;
     let bad = |s: String| -> Result<bool, ConfigError> { Err(ConfigError(s)) };
+    readahead::thread_count(cfg.threads)?;
     if m.layers == 0 || m.vaults == 0 || m.banks_per_layer == 0 || m.gb == 0 {
         return bad("module: layers, vaults, banks_per_layer and gb must be >= 1".into());
     }
