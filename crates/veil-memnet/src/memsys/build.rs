@@ -125,16 +125,8 @@ impl MemSystem {
             cores.push(Core::new(n, src, c.mshrs, cpi, c.rob));
         }
         let nodes = engine.topo.nodes;
-        let mut adjacency = vec![Vec::new(); modules];
-        let mut router_links = 0u64;
-        for (r, ports) in engine.topo.out.iter().enumerate() {
-            for l in ports {
-                if let End::Router { r: to, .. } = l.to {
-                    adjacency[r].push(to);
-                    router_links += 1;
-                }
-            }
-        }
+        let adjacency = adjacency(&engine.topo);
+        let router_links = adjacency.iter().map(|a| a.len() as u64).sum();
         let net = injection::Net {
             nodes,
             tpr,
@@ -383,4 +375,17 @@ fn timing(m: &ModuleConfig, open_page: bool) -> Timing {
         open_page,
         window: m.scheduler_window,
     }
+}
+
+/// Each router's neighbours, one entry per router-to-router link.
+fn adjacency(topo: &Topology) -> Vec<Vec<u32>> {
+    let mut adj = vec![Vec::new(); topo.routers];
+    for (r, ports) in topo.out.iter().enumerate() {
+        for l in ports {
+            if let End::Router { r: to, .. } = l.to {
+                adj[r].push(to);
+            }
+        }
+    }
+    adj
 }
