@@ -114,7 +114,8 @@ impl MemSystem {
         }
         let timing = timing(m, open_page);
         let cpi = (1.0 / c.ipc) * (1.0 / tck) / c.ghz;
-        let pool = readahead::worker_pool(readahead::thread_count(cfg.threads)?)?;
+        // One job per miss stream at a time: more workers than CPUs would idle.
+        let pool = readahead::worker_pool(readahead::thread_count(cfg.threads)?.min(c.count + 1))?;
         let mut cores = Vec::new();
         for (i, &n) in cpu_nodes.iter().enumerate() {
             let src = sources(i, &map)?;
