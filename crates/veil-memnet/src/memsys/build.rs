@@ -97,7 +97,11 @@ impl MemSystem {
         let tck = m.tck_ns;
         let extra = cycles(cfg.serdes_ns, tck) as u32 + enc.per_hop_cycles();
         add_offchip_latency(&mut topo, tpr, extra);
-        let mut engine = Engine::external(&cfg.network, topo)?;
+        // One `threads` for the whole run: the network steps its routers on the memory system's
+        // count unless the network section sets its own.
+        let mut net = cfg.network.clone();
+        net.threads = net.threads.or(cfg.threads);
+        let mut engine = Engine::external(&net, topo)?;
         if cfg.observe {
             engine.observe(Box::new(crate::observe::Observations::new(cfg.observe_max_events)));
         }
