@@ -118,3 +118,42 @@ pub fn observe_json(json: &str) -> std::result::Result<String, Error> {
     let v = observe(&run)?;
     serde_json::to_string(&v).map_err(|e| Error::config(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(ecb: bool) -> BusView {
+        let mut config = Config::default();
+        config.warmup_records = 0;
+        config.pointer_dependences = false;
+        // Zero lines written back and read again at several addresses.
+        let records = (0..64u64).map(|i| ((if i % 2 == 0 { 2 } else { 0 }), i / 2 * 97, 30, [0u64; 8])).collect();
+        observe(&BusRun { config, ecb, records }).unwrap()
+    }
+
+    #[test]
+    fn the_real_scheme_hides_equal_plaintext_and_ecb_does_not() {
+        let (real, ecb) = (run(false), run(true));
+        let distinct = |v: &BusView| v.ct.iter().flatten().collect::<std::collections::HashSet<_>>().len();
+        // A fill carries what the writeback before it stored: 32 lines x 4 chunks, all distinct.
+        assert_eq!(distinct(&real), 32 * 4);
+        assert_eq!(distinct(&ecb), 1);
+        assert!(real.tags.iter().all(|t| t.len() == 4) && ecb.tags.iter().all(|t| t.is_empty()));
+    }
+
+    #[test]
+    fn every_record_goes_to_memory_and_loads_have_a_latency() {
+        let v = run(false);
+        assert!(v.accesses.iter().all(|a| !a.is_empty()));
+        for (i, lat) in v.load_latency.iter().enumerate() {
+            assert_eq!(*lat > 0.0, i % 2 == 1, "record {i}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_kind_is_a_config_error() {
+        let json = r#"{"config": {}, "records": [[7, 1, 1, [0,0,0,0,0,0,0,0]]]}"#;
+        assert!(matches!(observe_json(json), Err(Error::Config(m)) if m.contains("kind 7")));
+    }
+}
