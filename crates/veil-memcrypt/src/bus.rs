@@ -124,9 +124,7 @@ mod tests {
     use super::*;
 
     fn run(ecb: bool) -> BusView {
-        let mut config = Config::default();
-        config.warmup_records = 0;
-        config.pointer_dependences = false;
+        let config = Config { warmup_records: 0, pointer_dependences: false, ..Config::default() };
         // Zero lines written back and read again at several addresses.
         let records = (0..64u64).map(|i| ((if i % 2 == 0 { 2 } else { 0 }), i / 2 * 97, 30, [0u64; 8])).collect();
         observe(&BusRun { config, ecb, records }).unwrap()
