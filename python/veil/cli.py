@@ -366,7 +366,9 @@ def cmd_plot(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; a system's own commands (`veil memnet ...`) are added only when `argv` names
+    that system, or for help, so other commands never import a system they do not run."""
     from veil import __version__
 
     p = _Parser(prog="veil", description="Veil: models of systems that protect offloaded computation.")
@@ -445,9 +447,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--logy", action="store_true")
     s.set_defaults(handler=cmd_plot)
 
-    from veil.core.registry import REGISTRY, load_systems
+    from veil.core.registry import REGISTRY, load_system, load_systems
 
-    load_systems()
+    args = list(sys.argv[1:] if argv is None else argv)
+    words = [a for a in args if not a.startswith("-")]
+    if words and words[0] not in sub.choices:
+        if not load_system(words[0]):
+            load_systems()  # an unknown command: argparse lists every system's commands
+    elif not words and "--version" not in args:
+        load_systems()  # top-level help lists every system's commands
     for _system, hook in sorted(REGISTRY.cli_hooks.items()):
         hook(sub)
     return p
@@ -457,7 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from veil.core.errors import VeilError
 
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         # Options may come after key=value overrides (`veil run C --store X k=v`): argparse stops
         # filling a positional list at the first option, so the rest come back as extras.
         args, extra = parser.parse_known_args(argv)

@@ -16,7 +16,6 @@ use veil_core::{Accumulator, Histogram, RngStreams, StreamRng};
 use crate::config::SimConfig;
 use crate::error::{ConfigError, SimError};
 use crate::knuth::BookSimRng;
-use crate::observe::Observations;
 use crate::packet::{Flit, Packet, PacketSlab, RouteSet};
 use crate::results::{ChannelStat, ChannelUse, SimResult};
 use crate::router::{Ctx, Routers};
@@ -149,7 +148,17 @@ pub struct Engine {
     ext_q: Vec<VecDeque<Offer>>,
     pub delivered: Vec<Delivery>,
     /// What a channel-probing adversary sees (None = not recorded; the hooks cost a branch).
-    obs: Option<Box<Observations>>,
+    obs: Option<Box<dyn Observer>>,
+}
+
+/// Whoever watches the channels (the adversary's record, `crate::observe`): the engine calls
+/// it for each packet entering the network and each packet crossing a channel. The engine
+/// owns this contract so it depends on no observer.
+pub trait Observer: std::any::Any + Send {
+    /// A packet's head entered node `src`'s injection channel toward `dst`.
+    fn inject(&mut self, t: u64, src: u32, dst: u32, flits: u16);
+    /// A packet's head left on channel `ch` (ids as in `crate::observe::channel_table`).
+    fn channel(&mut self, t: u64, ch: u32, flits: u16);
 }
 
 impl Engine {
@@ -179,15 +188,14 @@ impl Engine {
         self.ext_q[n].push_back(o);
     }
 
-    /// Records what an adversary probing every channel sees from now on, at most `cap`
-    /// events per stream (see [`Observations`]).
-    pub fn observe(&mut self, cap: usize) {
-        self.obs = Some(Box::new(Observations::new(cap)));
+    /// Reports every injection and channel traversal to `o` from now on.
+    pub fn observe(&mut self, o: Box<dyn Observer>) {
+        self.obs = Some(o);
     }
 
-    /// The observations recorded so far (recording stops).
-    pub fn take_observations(&mut self) -> Option<Observations> {
-        self.obs.take().map(|b| *b)
+    /// The observer, if any (reporting stops).
+    pub fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
+        self.obs.take()
     }
 
     /// External mode: packets queued at node `n` not yet started into the network.

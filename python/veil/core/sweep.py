@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 from veil.core.config import (ExperimentConfig, apply_overrides, config_hash, read_toml, resolve_input_paths,
                               set_dotted, split_experiment, validate)
 from veil.core.errors import ConfigError, VeilError
-from veil.core.registry import REGISTRY, load_systems
+from veil.core.registry import REGISTRY
 from veil.core.runner import compute, make_record, veil_version
 from veil.core.store import Record, ResultStore
 
@@ -116,11 +116,10 @@ def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def load_spec(path: str | Path, overrides: list[str] | None = None, progress: bool = False) -> SweepSpec:
     data = read_toml(path)
     name = data.get("experiment")
-    load_systems()
     if not any(t in data for t in ("base", "grid", "zip")) and set(data) - SWEEP_KEYS:
         raise ConfigError(f"{path}: a run config (fields at top level, no [base]/[grid]/[zip] tables), "
                           f"not a sweep file; use `veil run {path}`")
-    if isinstance(name, str) and name in REGISTRY.experiments:
+    if isinstance(name, str) and REGISTRY.has_experiment(name):
         model, folder = REGISTRY.experiments[name].config, Path(path).resolve().parent
         for t in ("base", "grid", "zip"):
             if isinstance(data.get(t), dict):
