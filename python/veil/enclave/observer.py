@@ -107,7 +107,7 @@ def _run(setting: str, pattern: str, seed: int, size: int) -> Run:
     v = os_view(setting, pattern, seed, size)
     vol = np.array([[w[f] for f in VOLUME] for w in v], dtype=float)
     tim = np.array([[w[f] for f in TEMPORAL] for w in v], dtype=float)
-    return Run({"volume": vol, "temporal": tim}, counts=("volume",), cost={"cycles": float(tim[:, 0].sum())})
+    return Run({"volume": vol, "temporal": tim}, cost={"cycles": float(tim[:, 0].sum())})
 
 
 OBSERVER = register_observer(Observer(

@@ -105,7 +105,7 @@ def _run(setting: str, pattern: str, seed: int, size: int) -> Run:
     v = server_view(setting, pattern, seed, size)
     vol = np.array([[l[f] for l in inf for f in VOLUME] for inf in v], dtype=float)
     tim = np.array([[l[f] for l in inf for f in TEMPORAL] for inf in v], dtype=float)
-    return Run({"volume": vol, "temporal": tim}, counts=("volume",),
+    return Run({"volume": vol, "temporal": tim},
                cost={"server_s": float(tim[:, 0::2].sum()), "bytes": float(vol[:, :2].sum())})
 
 

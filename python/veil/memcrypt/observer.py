@@ -104,11 +104,12 @@ def stream(pattern: str, seed: int, size: int) -> list[list]:
     return out
 
 
-def bus_view(setting: str, pattern: str, seed: int, size: int) -> dict:
-    """What crosses the bus, per record (and, apart, the program's load latencies)."""
+def bus_view(setting: str, pattern: str, seed: int, size: int, records: list | None = None) -> dict:
+    """What crosses the bus, per record (and, apart, the program's load latencies); `records`:
+    the stream of (pattern, seed, size) when already made."""
     cfg = {**_defaults(), **_OVERRIDES[setting], "warmup_records": 0, "pointer_dependences": False,
            "seed": int(seed)}
-    run = {"config": cfg, "ecb": setting == "ecb", "records": stream(pattern, seed, size)}
+    run = {"config": cfg, "ecb": setting == "ecb", "records": records or stream(pattern, seed, size)}
     return json.loads(_native.memcrypt.bus_view(json.dumps(run)))
 
 
@@ -154,7 +155,7 @@ def bus_features(view: dict, lines: np.ndarray) -> dict[str, np.ndarray]:
 
 def _run_bus(setting: str, pattern: str, seed: int, size: int) -> Run:
     recs = stream(pattern, seed, size)
-    view = bus_view(setting, pattern, seed, size)
+    view = bus_view(setting, pattern, seed, size, recs)
     lines = np.array([r[1] for r in recs])
     acc = [a for per in view["accesses"] for a in per]
     cost = {"cycles": max((d for _, _, d in acc), default=0.0), "accesses": float(len(acc))}
@@ -163,7 +164,7 @@ def _run_bus(setting: str, pattern: str, seed: int, size: int) -> Run:
 
 def _run_loads(setting: str, pattern: str, seed: int, size: int) -> Run:
     recs = stream(pattern, seed, size)
-    view = bus_view(setting, pattern, seed, size)
+    view = bus_view(setting, pattern, seed, size, recs)
     lat = np.array(view["load_latency"])
     is_load = np.array([r[0] == 0 for r in recs], dtype=float)
     n = (len(lat) // WINDOW) * WINDOW
