@@ -35,15 +35,23 @@ def test_the_os_view_holds_only_what_the_os_handles():
     assert eo.window_configs("sse", "small-pages", 4, 3) == eo.window_configs("sse", "small-pages", 4, 3)
 
 
-def test_exit_based_negative_control_leaks_the_page_size():
+def test_exit_based_negative_control_leaks_the_call_pattern_and_page_size():
+    """A secret-dependent call pattern (cache hits make 4 calls, misses 10) is seen in the exits
+    themselves; the page size in the call sizes and the time."""
+    hit, miss = eo.os_view("ex-b", "cache-hit", 1, 2), eo.os_view("ex-b", "cache-miss", 1, 2)
+    assert [w["exits"] for w in hit] == [2 * 4 * eo.REQUESTS] * 2
+    assert [w["exits"] for w in miss] == [2 * 10 * eo.REQUESTS] * 2
+    p = eo.measure("ex-b", "cache-miss", "cache-hit", size=8)
+    assert p["volume"] < ALPHA and p["temporal"] < ALPHA
     p = eo.measure("ex-b", "small-pages", "large-pages", size=8)
     assert p["volume"] < ALPHA and p["temporal"] < ALPHA
 
 
 @pytest.mark.parametrize("setting", ["ex-l", "sse"])
 def test_exitless_models_hide_exits_not_calls_or_time(setting):
-    """Responders carry the calls to the same OS: the page size (call sizes) and a secret
-    branch (time; under EX-L also the responder wake-ups) are still seen."""
+    """Responders carry the calls to the same OS: the call pattern, the page size (call sizes)
+    and a secret branch (time; under EX-L also the responder wake-ups) are still seen."""
+    assert eo.measure(setting, "cache-miss", "cache-hit", size=8)["volume"] < ALPHA
     assert max(eo.measure(setting, "small-pages", "large-pages", size=8).values()) < ALPHA
     assert eo.measure(setting, "branch-short", "branch-long", size=8)["temporal"] < ALPHA
 

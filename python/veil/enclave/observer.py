@@ -10,7 +10,8 @@ memory or the enclave's computation, only how long the enclave takes between the
 
 The secret is what the enclave does for a request: which page it serves (a small or a large
 file: the sizes the `read` and `send` calls carry) or a branch on a secret that adds enclave
-computation and no call. Windows are request batches in order: window i is one run of the
+computation and no call, or whether the enclave holds the page in its own memory (a cache hit
+makes no file calls: a secret-dependent call pattern). Windows are request batches in order: window i is one run of the
 simulator (`veil-enclave`, the calibrated Server workload of docs/enclave.md) serving
 `REQUESTS` requests on `WORKERS` workers, its machine noise seeded from (seed, i, pattern). Per
 window:
@@ -48,8 +49,10 @@ PATTERNS = {
     "large-pages": "every request is for a 16 KB page",
     "branch-short": "a branch on a secret takes the short side: the enclave computes as calibrated",
     "branch-long": "the long side: 10% more enclave computation per request, no extra system call",
+    "cache-miss": "every page is read from its file (ten system calls per request)",
+    "cache-hit": "every page is held in enclave memory (four system calls: no open, fstat, lseek, read, close)",
 }
-_PAGE = {"small-pages": 4096, "small-pages-b": 4096, "large-pages": 16384, "branch-short": 16384, "branch-long": 16384}
+_PAGE = {"small-pages": 4096, "small-pages-b": 4096}  # else 16 KB
 _WORK = {"branch-long": 1.1}
 
 
@@ -61,8 +64,9 @@ def _defaults() -> dict:
 def _excluded(setting: str, a: str, b: str) -> str | None:
     page = {a, b} <= {"small-pages", "small-pages-b", "large-pages"}
     branch = {a, b} <= {"branch-short", "branch-long"}
-    if not (page or branch):
-        return f"{a!r} and {b!r} differ in more than one secret: compare page sizes or branch sides"
+    cache = {a, b} <= {"cache-miss", "cache-hit"}
+    if not (page or branch or cache):
+        return f"{a!r} and {b!r} differ in more than one secret: compare page sizes, branch sides or cache hits"
     return None
 
 
@@ -70,7 +74,8 @@ def window_configs(setting: str, pattern: str, seed: int, size: int) -> list[dic
     d = _defaults()
     noise = zlib.crc32(pattern.encode())
     return [{**d, "model": _MODEL[setting], "policy": "sgx", "workers": WORKERS, "tiles": WORKERS, "requests": REQUESTS,
-             "page_bytes": _PAGE[pattern], "work_scale": d["work_scale"] * _WORK.get(pattern, 1.0),
+             "page_bytes": _PAGE.get(pattern, 16384), "cached_pages": pattern == "cache-hit",
+             "work_scale": d["work_scale"] * _WORK.get(pattern, 1.0),
              "seed": int(np.random.default_rng([seed, i, noise]).integers(1, 2**31))} for i in range(size)]
 
 
@@ -87,8 +92,10 @@ def os_view(setting: str, pattern: str, seed: int, size: int) -> list[dict]:
         out.append({
             "exits": k["ocalls"] + k["ecalls"],
             "syscalls": k["calls_local"] + k["calls_completed"],
-            # recv returns the request, send takes the header and the page, read returns the page.
-            "syscall_bytes": served * (c["http_request_bytes"] + c["header_bytes"] + 2 * c["page_bytes"]),
+            # recv returns the request, send takes the header and the page, read (when the page is
+            # not cached) returns the page.
+            "syscall_bytes": served * (c["http_request_bytes"] + c["header_bytes"]
+                                       + (1 if c["cached_pages"] else 2) * c["page_bytes"]),
             "responder_sleeps": k["responder_sleeps"],
             "ctx_switches": k["ctx_switches"],
             "cycles": r["completion_cycles"],
@@ -134,6 +141,7 @@ def measure(setting: str, a: str, b: str, seeds: int = 11, size: int | None = No
 
 if __name__ == "__main__":  # python -m veil.enclave.observer
     for st in SETTINGS:
-        for pa, pb in (("small-pages", "large-pages"), ("branch-short", "branch-long"), ("small-pages", "small-pages-b")):
+        for pa, pb in (("cache-miss", "cache-hit"), ("small-pages", "large-pages"), ("branch-short", "branch-long"),
+                       ("small-pages", "small-pages-b")):
             ps = measure(st, pa, pb)
             print(f"enclave.os {st:5} {pa:12} vs {pb:13} " + "  ".join(f"{f} p={p:.4g}" for f, p in ps.items()))
