@@ -29,7 +29,7 @@ def test_input_image_is_not_seen_and_a_planted_timing_shift_is():
     """11 seed pairs of 3 inferences, random image against an all-black one: no family is
     flagged. The server time doubled in the black-image runs (planted) is flagged on the server's
     time per layer: the test has the power to see such a shift over the timing noise of 2 shared
-    cores (about 30% between runs of one image, measured; a planted 10% shift was not caught)."""
+    cores (20% to 2x between runs of one image, measured; a planted 10% shift was not caught)."""
     runs = []
     for s in range(1, 12):
         order = ("random", "zeros") if s % 2 else ("zeros", "random")
