@@ -44,8 +44,10 @@ def test_bus_view_carries_no_plaintext():
     for setting in ("direct", "counter"):
         view = mo.bus_view(setting, "frequent", 1, 300)
         assert set(view) == {"ct", "tags", "nonce", "accesses", "load_latency"}
-        assert mo._equalities(view["ct"], lines).sum() == 0
-        assert mo._equalities(view["tags"], lines).sum() == 0
+        for fps in (view["ct"], view["tags"]):
+            eq = mo._equalities(fps, lines)
+            assert eq[:, :2].sum() == 0
+            assert abs(eq[:, 2].sum() / sum(map(len, fps)) - 0.5) < 0.05  # a fair ciphertext bit
     ecb = mo.bus_view("ecb", "frequent", 1, 300)
     assert mo._equalities(ecb["ct"], lines)[:, 0].sum() > 100
     # The bus features use the bus's fields alone: the program's latencies and nonces removed,
@@ -67,7 +69,7 @@ def test_ecb_negative_control_leaks_frequent_values():
     p = mo.measure(mo.OBSERVER, "ecb", "frequent", "random", size=500)
     assert p["spatial"] < ALPHA
     assert min(mo.measure(mo.OBSERVER, "direct", "frequent", "random", size=500)["spatial"],
-               mo.measure(mo.OBSERVER, "counter", "frequent", "random", size=500)["spatial"]) > 0.5
+               mo.measure(mo.OBSERVER, "counter", "frequent", "random", size=500)["spatial"]) > ALPHA
 
 
 def test_value_speculation_is_a_timing_channel():
@@ -76,7 +78,7 @@ def test_value_speculation_is_a_timing_channel():
     assert mo.measure(mo.LOADS, "direct", "frequent", "random", size=1000)["temporal"] < ALPHA
     assert mo.measure(mo.OBSERVER, "direct", "frequent", "random", size=1000)["temporal"] < ALPHA
     quiet = mo.measure(mo.OBSERVER, "direct-nospec", "frequent", "random", size=1000)
-    assert all(p == 1.0 for p in quiet.values())
+    assert quiet["temporal"] == quiet["volume"] == 1.0 and quiet["spatial"] > ALPHA
     assert mo.measure(mo.LOADS, "direct-nospec", "frequent", "random", size=1000)["temporal"] == 1.0
 
 

@@ -123,7 +123,8 @@ OBSERVER = register_observer(Observer(
          "its arguments and results move, the responders it wakes and the context switches it makes, and how long each "
          "batch of requests takes; not enclave memory or computation",
     settings=SETTINGS, patterns=PATTERNS, run=_run, leaky=("ex-b",), defences=("ex-l", "sse"), default_size=20,
-    excluded=_excluded))
+    table=tuple((s, a, b) for s in SETTINGS for a, b in (("cache-miss", "cache-hit"), ("branch-short", "branch-long"))),
+    table_size=8, min_size=2, excluded=_excluded))
 
 
 def measure(setting: str, a: str, b: str, seeds: int = 11, size: int | None = None) -> dict[str, float]:

@@ -114,7 +114,8 @@ OBSERVER = register_observer(Observer(
     sees="the evaluating server: per layer message the bytes and ciphertexts in and out, the homomorphic operations it "
          "performs and their time, and the client's time between its reply and the next message; not the secret key, "
          "the input, the decrypted results or the noise budgets",
-    settings=SETTINGS, patterns=PATTERNS, run=_run, leaky=(), defences=("rr", "mask"), default_size=4))
+    settings=SETTINGS, patterns=PATTERNS, run=_run, leaky=(), defences=("rr", "mask"), default_size=4,
+    table=(("rr", "random", "zeros"),), table_size=2, min_size=2))
 
 
 def measure(setting: str, a: str, b: str, seeds: int = 11, size: int | None = None) -> dict[str, float]:

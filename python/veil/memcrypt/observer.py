@@ -16,7 +16,7 @@ the bus, its timing model the accesses and latencies (`bus.rs`).
 
 Windows are cut by record index; per window the features are
 - spatial: equal ciphertext chunks (two chunks of one record; a chunk equal to one seen earlier
-  at another line), the same for MAC tags;
+  at another line) and chunks with an odd fingerprint (a ciphertext bit), the same for MAC tags;
 - volume: SDRAM accesses to data lines, to bitmap lines, to other metadata (MAC, counter lines);
 - temporal: mean gap between access commands and mean access duration (bus); for the `loads`
   observer, the mean latency of the program's load fills.
@@ -114,12 +114,16 @@ def bus_view(setting: str, pattern: str, seed: int, size: int, records: list | N
 
 
 def _equalities(fps: list[list[int]], lines: np.ndarray) -> np.ndarray:
-    """Per record: (pairs of equal chunks within it, chunks equal to one seen at another line)."""
+    """Per record: (pairs of equal chunks within it, chunks equal to one seen at another line,
+    chunks whose fingerprint is odd). The last is a bit of the ciphertext: half the chunks
+    whatever the plaintext under a pseudorandom scheme, so its share is where a bias of the
+    values would show, and a feature into which an effect can be planted."""
     seen: dict[int, int] = {}
-    out = np.zeros((len(fps), 2))
+    out = np.zeros((len(fps), 3))
     for i, f in enumerate(fps):
         out[i, 0] = len(f) - len(set(f))
         out[i, 1] = sum(1 for x in f if seen.get(x, lines[i]) != lines[i])
+        out[i, 2] = sum(x & 1 for x in f)
         for x in f:
             seen[x] = lines[i]
     return out
@@ -179,14 +183,18 @@ OBSERVER = register_observer(Observer(
          "bitmap, MAC and counter lines), the ciphertext chunks and MAC tags that cross (as equality classes) and each "
          "line's copy of its nonce; not the plaintext, the FVT, the keys or the core's load latencies",
     settings=SETTINGS, patterns=PATTERNS, run=_run_bus, leaky=("ecb",),
-    defences=("direct", "direct-bitmap-always", "direct-nospec", "counter", "counter-nospec"), default_size=2000))
+    defences=("direct", "direct-bitmap-always", "direct-nospec", "counter", "counter-nospec"), default_size=2000,
+    table=tuple((s, "frequent", "random") for s in ("ecb", "direct", "direct-bitmap-always", "direct-nospec", "counter")),
+    table_size=1000, min_size=2 * WINDOW))
 
 LOADS = register_observer(Observer(
     system="memcrypt", name="loads",
     sees="a program on the same core timing its own load fills (beyond the paper's bus attacker): the latency of "
          "each of its L2 load misses, averaged per window; nothing on the bus",
     settings=SETTINGS, patterns=PATTERNS, run=_run_loads, leaky=(),
-    defences=("direct-nospec", "counter-nospec"), default_size=2000))
+    defences=("direct-nospec", "counter-nospec"), default_size=2000,
+    table=tuple((s, "frequent", "random") for s in ("direct", "direct-nospec", "counter", "counter-nospec")),
+    table_size=1000, min_size=2 * WINDOW))
 
 
 def measure(obs: Observer, setting: str, a: str, b: str, seeds: int = 11, size: int | None = None) -> dict[str, float]:
