@@ -30,6 +30,9 @@ pub struct Run {
     /// begins: the fast-forward to the measured region (a generator's are generated and dropped).
     #[serde(default)]
     pub skip_records: u64,
+    /// Sampled simulation ([`crate::sampled`]); None: every timed record is timed.
+    #[serde(default)]
+    pub sampling: Option<crate::sampled::Sampling>,
 }
 
 fn convert(r: &veil_trace::Record) -> Record {

@@ -11,6 +11,7 @@
 //! | functional encrypted memory and speculation engine | [`secure`] |
 //! | SDRAM, crypto engine pool | [`dram`], [`engines`] |
 //! | interval-model timing over an L2 miss trace | [`sim`] |
+//! | sampled simulation: windows warmed functionally, timed in parallel | [`sampled`] |
 //! | configuration | [`config`] |
 //! | synthetic miss streams for tests | [`synth`] |
 
@@ -30,6 +31,7 @@ pub mod layout;
 pub mod mode;
 pub mod prefetch;
 pub mod record;
+pub mod sampled;
 pub mod secure;
 pub mod sim;
 pub mod synth;

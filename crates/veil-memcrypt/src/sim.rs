@@ -548,6 +548,49 @@ impl Sim {
         self.fvt.observe_line(&w, &pos);
     }
 
+    /// Functional warm-up of a sampled run (`crate::sampled`): what [`Self::warm`] trains, and
+    /// besides the rows the record leaves open in SDRAM and the counter cache's contents, so a
+    /// window starts from the state the records before it left (only its timing state, the
+    /// core, the bookings of memory and engines and the pointer table, starts idle; the window's
+    /// detailed warm-up rebuilds it).
+    pub fn warm_functional(&mut self, rec: &Record) {
+        self.warm(rec);
+        let line = rec.addr >> 6;
+        if self.mac_store == MacStore::Separate {
+            self.dram.warm(MAC_REGION + line * self.mac_bytes as u64 / 64);
+        }
+        self.dram.warm(line);
+        if self.ctr_cache.is_some() && self.encryption {
+            self.warm_counter(line, rec.kind == Kind::Writeback);
+        }
+    }
+
+    /// Results so far without draining the outstanding misses: `cycles` is the core's time now,
+    /// and the two means are left as sums (`mean_memory_cycles`, `mean_crypto_cycles`), so that
+    /// the difference of two snapshots is the work between them (`crate::sampled`).
+    pub fn snapshot(&self) -> Results {
+        let mut r = self.r.clone();
+        r.cycles = self.t;
+        r.spec_ops = self.eng.spec_ops;
+        r.demand_ops = self.eng.demand_ops;
+        r.spec_displaced = self.eng.displaced;
+        let d = self.dram.stats();
+        r.dram_row_hits = d.row_hits;
+        r.dram_row_closed = d.row_closed;
+        r.dram_row_conflicts = d.row_conflicts;
+        r.dram_accesses = d.row_hits + d.row_closed + d.row_conflicts;
+        r.mean_memory_cycles = self.mem_sum;
+        r.mean_crypto_cycles = self.crypto_sum;
+        r.dram_unloaded = self.dram.unloaded();
+        r
+    }
+
+    /// Ends the warm-up phase of `Config::warmup_records` now (a clone for a sampled window
+    /// times every record it is given).
+    pub fn end_warmup(&mut self) {
+        self.warm_left = 0;
+    }
+
     /// A data or bitmap line of the protected machine to or from memory at `t`, with its MACs
     /// (`mac_store`); returns when the last of it has crossed the bus. Nonces stay on chip (see
     /// docs/memcrypt.md, replay) and move no bytes.
