@@ -287,3 +287,109 @@ pub fn time_sampled(run: &Run, sampling: &Sampling) -> Result<(u64, f64, f64)> {
     std::hint::black_box(windows_from(run, sampling, |f| recs.iter().try_for_each(f))?);
     Ok((n, seq, t.elapsed().as_secs_f64()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::synth::{Synth, SynthConfig};
+
+    fn sampling(window: u64, warmup: u64, interval: u64, threads: usize) -> Sampling {
+        Sampling { window, warmup, interval, threads, first: 0, last: None }
+    }
+
+    fn records(n: u64) -> Vec<Record> {
+        Synth::new(SynthConfig { records: n, run_lines: 4, seed: 3, ..Default::default() }).collect()
+    }
+
+    fn run(n: u64, warm: u64) -> Run {
+        Run {
+            config: Config { warmup_records: warm, ..Default::default() },
+            trace: None,
+            synth: None,
+            max_records: n,
+            skip_records: 0,
+            sampling: None,
+        }
+    }
+
+    #[test]
+    fn windows_are_centred_in_equal_units() {
+        let s = sampling(100, 40, 1000, 1);
+        // 10,500 records: 10 units of 1,050, a window of 100 in the middle of each.
+        let p = s.plan(10_500).unwrap();
+        assert_eq!(p.len(), 10);
+        for (k, &a) in p.iter().enumerate() {
+            let (lo, hi) = (k as u64 * 1050, (k as u64 + 1) * 1050);
+            assert_eq!(a, lo + (hi - lo - 100) / 2);
+        }
+        assert_eq!(sampling(100, 0, 100, 1).plan(800).unwrap(), (0..8).map(|k| k * 100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn bad_sampling_is_a_config_error_naming_its_field() {
+        let err = |s: Sampling, n: u64| match s.plan(n) {
+            Err(Error::Config(m)) => m,
+            other => panic!("expected a config error, got {other:?}"),
+        };
+        assert!(err(sampling(100, 40, 1000, 0), 1 << 20).starts_with("threads:"));
+        assert!(err(sampling(100, 40, 1000, MAX_THREADS + 1), 1 << 20).starts_with("threads:"));
+        assert!(err(sampling(100, 100, 1000, 1), 1 << 20).starts_with("sample_window:"));
+        assert!(err(sampling(100, 200, 1000, 1), 1 << 20).starts_with("sample_window:"));
+        assert!(err(sampling(100, 40, 99, 1), 1 << 20).starts_with("sample_interval:"));
+        // 7,999 records leave 7 units of 1,000: too few; none at all below one interval.
+        assert!(err(sampling(100, 40, 1000, 1), 7_999).starts_with("sample_interval:"));
+        assert!(err(sampling(100, 40, 1000, 1), 10).contains("leave 0 window"));
+        assert_eq!(sampling(100, 40, 1000, MAX_THREADS).plan(8_000).unwrap().len(), 8);
+    }
+
+    #[test]
+    fn windows_do_not_depend_on_threads_and_shares_make_the_whole() {
+        let recs = records(70_000);
+        let r = run(60_000, 5_000);
+        let go = |s: &Sampling| windows_from(&r, s, |f| recs.iter().try_for_each(f)).unwrap();
+        let one = go(&sampling(600, 300, 3000, 1));
+        assert_eq!(one.windows.len(), 20);
+        assert!(one.complete && one.totals.records == 60_000);
+        let json = |w: &Sampled| serde_json::to_string(&w.windows).unwrap();
+        assert_eq!(json(&one), json(&go(&sampling(600, 300, 3000, 3))));
+        // Windows 0..7 and 7..20 timed apart (two cluster tasks) are the windows of one run.
+        let a = go(&Sampling { first: 0, last: Some(7), ..sampling(600, 300, 3000, 2) });
+        let b = go(&Sampling { first: 7, last: None, ..sampling(600, 300, 3000, 2) });
+        assert!(!a.complete && b.complete && b.totals == one.totals);
+        let joined: Vec<_> = a.windows.iter().chain(&b.windows).cloned().collect();
+        assert_eq!(serde_json::to_string(&joined).unwrap(), json(&one));
+        for w in &one.windows {
+            assert_eq!(w.results.records, 300, "only the measured records count");
+            assert!(w.results.cycles > 0.0 && w.results.insts > 0);
+        }
+    }
+
+    #[test]
+    fn functional_warm_up_leaves_the_state_timing_leaves() {
+        // The same records timed in sequence or only warmed functionally: the window after them
+        // finds the same frequent values, stored bitmaps, TLB and bitmap cache (its value and
+        // bitmap counts are equal); from a cold machine it does not.
+        let recs = records(60_000);
+        let (before, window) = recs.split_at(50_000);
+        let cfg = Config::default();
+        let mut timed = Sim::new(&cfg).unwrap();
+        let mut warmed = Sim::new(&cfg).unwrap();
+        for r in before {
+            timed.step(r);
+            warmed.warm_functional(r);
+        }
+        let a = time_window(timed, window, 0);
+        let b = time_window(warmed, window, 0);
+        let cold = time_window(Sim::new(&cfg).unwrap(), window, 0);
+        for (x, y) in [(&a, &b)] {
+            assert_eq!(x.frequent_words, y.frequent_words);
+            assert_eq!(x.frequent_words_paired_reordered, y.frequent_words_paired_reordered);
+            assert_eq!(x.frequent_words_paired_at_fetch, y.frequent_words_paired_at_fetch);
+            assert_eq!(x.tlb_misses, y.tlb_misses);
+            assert_eq!(x.bitmap_misses + x.bitmap_walk_fetches, y.bitmap_misses + y.bitmap_walk_fetches);
+        }
+        assert!(cold.frequent_words < b.frequent_words);
+        assert!(cold.tlb_misses > b.tlb_misses);
+    }
+}
