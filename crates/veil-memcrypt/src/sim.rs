@@ -528,6 +528,12 @@ impl Sim {
     /// prefetcher. Nothing is timed and nothing counted; memory, engines and the pointer table
     /// start idle at the first measured record.
     fn warm(&mut self, rec: &Record) {
+        self.warm_body(rec)
+    }
+
+    /// [`Self::warm`]'s body, inlined where a copy is compiled with more CPU features.
+    #[inline(always)]
+    fn warm_body(&mut self, rec: &Record) {
         let line = rec.addr >> 6;
         let w = layout::words(&rec.data);
         let pos = self.fvt.positions(&w);
@@ -554,7 +560,25 @@ impl Sim {
     /// core, the bookings of memory and engines and the pointer table, starts idle; the window's
     /// detailed warm-up rebuilds it).
     pub fn warm_functional(&mut self, rec: &Record) {
-        self.warm(rec);
+        #[cfg(target_arch = "x86_64")]
+        if self.x86_v3 {
+            // SAFETY: `x86_v3` is set only where the CPU has every feature the copy enables.
+            return unsafe { self.warm_functional_x86_v3(rec) };
+        }
+        self.warm_functional_with(rec)
+    }
+
+    /// [`Self::warm_functional`] compiled with the features of [`Self::step_x86_v3`] (it is the
+    /// sequential part of a sampled run: its speed bounds the run's).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt,avx,avx2")]
+    unsafe fn warm_functional_x86_v3(&mut self, rec: &Record) {
+        self.warm_functional_with(rec)
+    }
+
+    #[inline(always)]
+    fn warm_functional_with(&mut self, rec: &Record) {
+        self.warm_body(rec);
         let line = rec.addr >> 6;
         if self.mac_store == MacStore::Separate {
             self.dram.warm(MAC_REGION + line * self.mac_bytes as u64 / 64);
