@@ -71,12 +71,14 @@ def _sampled(ctx, key: str, run: dict) -> None:
                         "threads": threads}}
     times = [_native.memcrypt.time_sampled(json.dumps(run)) for _ in range(2)]
     n = times[0][0]
-    seq, smp = min(t[1] for t in times), min(t[2] for t in times)
+    (seq, seq_cpu), (smp, smp_cpu) = min(t[1] for t in times), min(t[2] for t in times)
     load = os.getloadavg()
     ctx.log(f"{key}: {n:,} timed records, {threads} threads; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
-            f"on {os.cpu_count()} cores")
+            f"on {os.cpu_count()} cores; CPU seconds sequential {seq_cpu:.2f}, sampled {smp_cpu:.2f}")
     ctx.report(key, n / smp, "records/s wall", baseline=n / seq, baseline_name="sequential model (same run)",
                target=SAMPLED_TARGET)
+    ctx.report(f"{key}_per_cpu_s", n / smp_cpu, "records/CPU-s", baseline=n / seq_cpu,
+               baseline_name="sequential model (same run)")
     ctx.report(f"{key}_load_average", load[0], "runnable threads (1 min)")
 
 

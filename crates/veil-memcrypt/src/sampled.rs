@@ -5,7 +5,8 @@
 //! One pass over the input keeps a copy of the machine up to date with **functional warm-up**
 //! only ([`Sim::warm_functional`]: FVT, stored bitmaps, bitmap cache and prefetcher, data TLB,
 //! counter cache, open SDRAM rows; a fraction of a timed step's cost). At each window's start
-//! the pass clones that copy and hands the clone and the window's records to a worker thread,
+//! the pass forks that copy ([`Sim::fork`]: a clone without the idle timing state) and hands the
+//! fork and the window's records to a worker thread,
 //! which times the window: its first `warmup` records in detail but not counted (they rebuild
 //! what functional warm-up cannot: the core's window, memory and engine bookings, the pointer
 //! table), then the measured rest. Every window's state depends only on the records before it,
@@ -25,8 +26,10 @@ use crate::sim::{Results, Sim};
 
 /// Most worker threads a run may ask for.
 pub const MAX_THREADS: usize = 1024;
-/// Fewest windows a run may leave: the caller's regression on four totals needs residual
-/// degrees of freedom for its variance.
+/// Windows handed to a worker at once.
+const BATCH: usize = 4;
+/// Fewest windows a run may leave: the caller's regression needs residual degrees of freedom
+/// for its variance.
 pub const MIN_WINDOWS: u64 = 8;
 
 /// How the timed records are sampled.
@@ -46,6 +49,9 @@ pub struct Sampling {
     /// of a cluster. `last` None: to the end.
     #[serde(default)]
     pub first: usize,
+    /// Seeds each window's place in its unit.
+    #[serde(default)]
+    pub seed: u64,
     #[serde(default)]
     pub last: Option<usize>,
 }
@@ -71,8 +77,10 @@ impl Sampling {
     }
 
     /// The windows' first records, counted from the first timed record, for `records` timed
-    /// records: unit k is [k n / u, (k+1) n / u) of u = n / interval units, its window centred in
-    /// it. At least [`MIN_WINDOWS`], else a one-line error.
+    /// records: unit k is [k n / u, (k+1) n / u) of u = n / interval units, its window at an
+    /// offset drawn uniformly in it from `seed` (stratified random sampling: a fixed offset, as
+    /// in plain systematic sampling, can fall in step with a loop of the program and put every
+    /// window in the same phase). At least [`MIN_WINDOWS`], else a one-line error.
     pub fn plan(&self, records: u64) -> Result<Vec<u64>> {
         self.validate()?;
         let units = records / self.interval;
@@ -86,10 +94,18 @@ impl Sampling {
         Ok((0..units)
             .map(|k| {
                 let (a, b) = (k * records / units, (k + 1) * records / units);
-                a + (b - a - self.window) / 2
+                a + splitmix64(self.seed ^ splitmix64(k)) % (b - a - self.window + 1)
             })
             .collect())
     }
+}
+
+/// SplitMix64's output function: a well-mixed 64-bit value per input (the window offsets).
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// One timed window: where it starts (in the timed records) and what its measured records did.
@@ -203,6 +219,7 @@ pub fn windows_from(
         let mut k = first;
         let mut buf: Vec<Record> = Vec::new();
         let mut clone: Option<Sim> = None;
+        let mut batch: Vec<(usize, Sim, Vec<Record>)> = Vec::new();
         source(&mut |r: &Record| {
             i += 1;
             if i <= warm {
@@ -222,19 +239,25 @@ pub fn windows_from(
                 crate::record::Kind::Writeback => totals.writebacks += 1,
             }
             if k < last && j == starts[k] {
-                clone = Some(fw.clone());
+                clone = Some(fw.fork(&run.config)?);
             }
             if clone.is_some() {
                 buf.push(*r);
                 if buf.len() as u64 == wlen {
-                    let sim = clone.take().expect("window state");
-                    let recs = std::mem::take(&mut buf);
-                    let slot = &out[k - first];
-                    scope.spawn(move |_| {
-                        let res = time_window(sim, &recs, wwarm);
-                        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(res);
-                    });
+                    batch.push((k - first, clone.take().expect("window state"), std::mem::take(&mut buf)));
                     k += 1;
+                    if batch.len() == BATCH || k == last {
+                        // Windows go to the pool in batches: a worker that runs out of work spins
+                        // before it sleeps, and one job per window made it do so per window.
+                        let jobs = std::mem::take(&mut batch);
+                        let out = &out;
+                        scope.spawn(move |_| {
+                            for (at, sim, recs) in jobs {
+                                let res = time_window(sim, &recs, wwarm);
+                                *out[at].lock().unwrap_or_else(|e| e.into_inner()) = Some(res);
+                            }
+                        });
+                    }
                 }
             }
             fw.warm_functional(r);
@@ -267,25 +290,36 @@ pub fn plan_json(records: u64, sampling: &str) -> Result<Vec<u64>> {
     s.plan(records)
 }
 
+/// CPU seconds of the whole process (every thread), for the benchmark's CPU figures beside wall.
+fn process_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } == 0 {
+        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    } else {
+        f64::NAN
+    }
+}
+
 /// Speed of sequential against sampled timing over the same records, decoded into memory
-/// first: (timed records, wall seconds of the sequential model, wall seconds of the sampled
-/// run on `sampling.threads` threads).
-pub fn time_sampled(run: &Run, sampling: &Sampling) -> Result<(u64, f64, f64)> {
+/// first: timed records, then (wall seconds, process CPU seconds) of the sequential model and of
+/// the sampled run on `sampling.threads` threads.
+pub fn time_sampled(run: &Run, sampling: &Sampling) -> Result<(u64, (f64, f64), (f64, f64))> {
     let mut recs = Vec::new();
     for_each(run, &|| false, |r| {
         recs.push(*r);
         Ok(())
     })?;
-    let t = std::time::Instant::now();
+    let (t, c) = (std::time::Instant::now(), process_seconds());
     let mut sim = Sim::new(&run.config)?;
     for r in &recs {
         sim.step(r);
     }
     let n = std::hint::black_box(sim.finish()).records;
-    let seq = t.elapsed().as_secs_f64();
-    let t = std::time::Instant::now();
+    let seq = (t.elapsed().as_secs_f64(), process_seconds() - c);
+    let (t, c) = (std::time::Instant::now(), process_seconds());
     std::hint::black_box(windows_from(run, sampling, |f| recs.iter().try_for_each(f))?);
-    Ok((n, seq, t.elapsed().as_secs_f64()))
+    Ok((n, seq, (t.elapsed().as_secs_f64(), process_seconds() - c)))
 }
 
 #[cfg(test)]
@@ -295,7 +329,7 @@ mod tests {
     use crate::synth::{Synth, SynthConfig};
 
     fn sampling(window: u64, warmup: u64, interval: u64, threads: usize) -> Sampling {
-        Sampling { window, warmup, interval, threads, first: 0, last: None }
+        Sampling { window, warmup, interval, threads, first: 0, last: None, seed: 0 }
     }
 
     fn records(n: u64) -> Vec<Record> {
@@ -314,15 +348,25 @@ mod tests {
     }
 
     #[test]
-    fn windows_are_centred_in_equal_units() {
+    fn windows_lie_in_equal_units_at_seeded_offsets() {
         let s = sampling(100, 40, 1000, 1);
-        // 10,500 records: 10 units of 1,050, a window of 100 in the middle of each.
+        // 10,500 records: 10 units of 1,050, a window of 100 anywhere inside each.
         let p = s.plan(10_500).unwrap();
         assert_eq!(p.len(), 10);
         for (k, &a) in p.iter().enumerate() {
-            let (lo, hi) = (k as u64 * 1050, (k as u64 + 1) * 1050);
-            assert_eq!(a, lo + (hi - lo - 100) / 2);
+            assert!(a >= k as u64 * 1050 && a + 100 <= (k as u64 + 1) * 1050, "window {k} at {a}");
         }
+        assert_eq!(p, s.plan(10_500).unwrap(), "the same seed, the same plan");
+        let other = Sampling { seed: 1, ..s.clone() }.plan(10_500).unwrap();
+        assert_ne!(p, other);
+        // Offsets within units are spread, not in step: over 1,000 units of 1,000 records the
+        // offsets of 100-record windows cover [0, 900] roughly uniformly.
+        let q: Vec<u64> =
+            sampling(100, 40, 1000, 1).plan(1_000_000).unwrap().iter().enumerate().map(|(k, &a)| a - k as u64 * 1000).collect();
+        let mean = q.iter().sum::<u64>() as f64 / q.len() as f64;
+        assert!((mean - 450.0).abs() < 30.0, "mean offset {mean}");
+        assert!(q.iter().filter(|&&o| o < 300).count() > 280 && q.iter().filter(|&&o| o > 600).count() > 280);
+        // Units as long as a window leave no choice.
         assert_eq!(sampling(100, 0, 100, 1).plan(800).unwrap(), (0..8).map(|k| k * 100).collect::<Vec<_>>());
     }
 
@@ -380,6 +424,10 @@ mod tests {
             warmed.warm_functional(r);
         }
         let a = time_window(timed, window, 0);
+        // A fork (what a sampled run times) is the warmed machine itself.
+        let json = |r: &Results| serde_json::to_string(r).unwrap();
+        let forked = time_window(warmed.fork(&cfg).unwrap(), window, 100);
+        assert_eq!(json(&forked), json(&time_window(warmed.clone(), window, 100)));
         let b = time_window(warmed, window, 0);
         let cold = time_window(Sim::new(&cfg).unwrap(), window, 0);
         for (x, y) in [(&a, &b)] {

@@ -609,6 +609,24 @@ impl Sim {
         r
     }
 
+    /// A copy of this machine's functional state (what [`Self::warm_functional`] trains) with
+    /// idle timing state: the same as a clone of a machine that has only been warmed, without
+    /// copying its empty engine calendars (a quarter of a megabyte, most of a clone's cost; a
+    /// fresh calendar's zeroed pages are only mapped when touched). `cfg` must be this machine's.
+    pub fn fork(&self, cfg: &Config) -> Result<Self> {
+        let mut s = Sim::new(cfg)?;
+        s.fvt = self.fvt.clone();
+        s.line_bm = self.line_bm.clone();
+        s.bitmaps = self.bitmaps.clone();
+        s.prefetcher = self.prefetcher.clone();
+        s.tlb = self.tlb.clone();
+        s.ctr_cache = self.ctr_cache.clone();
+        s.dram = self.dram.clone();
+        s.warm_left = 0;
+        s.x86_v3 = self.x86_v3;
+        Ok(s)
+    }
+
     /// Ends the warm-up phase of `Config::warmup_records` now (a clone for a sampled window
     /// times every record it is given).
     pub fn end_warmup(&mut self) {

@@ -55,10 +55,10 @@ fn sample_windows(py: Python<'_>, run: &str) -> PyResult<String> {
     crate::interrupt::run(py, move || veil_memcrypt::sampled::windows_json(&r, &poll))?.map_err(err)
 }
 
-/// Benchmark: (timed records, wall seconds sequential, wall seconds sampled) over the same
-/// records decoded into memory; `run` carries its `sampling`.
+/// Benchmark: (timed records, (wall, process CPU) seconds sequential, the same sampled) over
+/// the same records decoded into memory; `run` carries its `sampling`.
 #[pyfunction]
-fn time_sampled(py: Python<'_>, run: &str) -> PyResult<(u64, f64, f64)> {
+fn time_sampled(py: Python<'_>, run: &str) -> PyResult<(u64, (f64, f64), (f64, f64))> {
     let r: input::Run = serde_json::from_str(run).map_err(|e| PyValueError::new_err(format!("config: {e}")))?;
     let s = r.sampling.clone().ok_or_else(|| PyValueError::new_err("sampling: missing"))?;
     py.allow_threads(move || veil_memcrypt::sampled::time_sampled(&r, &s)).map_err(err)

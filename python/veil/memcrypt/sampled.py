@@ -2,16 +2,19 @@
 timed in parallel from functionally warmed state (crates/veil-memcrypt/src/sampled.rs) and
 combined here into an IPC estimate with a confidence interval.
 
-**Estimator.** The functional pass that warms the windows also counts, over every timed record,
-the instructions and the fills and writebacks by kind. Cycles are estimated with the regression
-estimator of survey sampling: per window, the measured cycles are regressed on those four counts
-(least squares with an intercept), and the regression is evaluated at the whole region's counts
-per window-length block. Cycles follow misses and instructions closely, so this removes most of
-the spread between windows that a plain ratio (window instructions / window cycles) keeps; on
-the suite traces the plain ratio was off by up to 2.4% where this estimate stays within 0.3%
-(docs/memcrypt.md, Speed). Its variance is the residual variance over the windows, with the
-finite-population correction of sampling a share of the blocks; the interval uses Student's t at
-the residual degrees of freedom and is mapped to IPC = instructions / cycles.
+**Estimator.** A run's cycles are exactly its instructions times the dispatch CPI
+(1 / min(width, ilp)) plus the cycles it stalled (the core model advances no other way), and the
+functional pass that warms the windows counts the instructions and the fills by kind over every
+timed record. So only the stalls are estimated: per window, the measured stall cycles are
+regressed on its load and store fills (least squares with an intercept; writebacks are the
+window's other records, so they add nothing), and the regression is evaluated at the region's
+fills per window-sized block (the regression estimator of survey sampling). Instructions are
+never a regressor: a few records carry long compute stretches (mgrid), which windows rarely
+hold, and extrapolating a stall slope on instructions to them put the estimate 1.7% low;
+estimating whole cycles by the plain ratio of window instructions to window cycles was 7% low
+there. The variance is the residual variance over the windows with the finite-population
+correction of sampling a share of the blocks; the interval uses Student's t at the residual
+degrees of freedom and is mapped to IPC = instructions / cycles.
 
 Windows are timed on this machine's cores (`threads`), or, with `scheduler`, by Dask tasks that
 each time a contiguous share of the windows (each task re-reads the trace up to its share: the
@@ -31,8 +34,10 @@ import numpy as np
 from veil import _native
 from veil.core import ConfigError
 
-# Counts known for every timed record (the regression's auxiliary variables).
-AUXILIARY = ("insts", "load_fills", "store_fills", "writebacks")
+# Counts the functional pass knows for every timed record: the regression's auxiliary variables,
+# and the totals a sampled result reports exactly.
+AUXILIARY = ("load_fills", "store_fills")
+EXACT = ("insts", "load_fills", "store_fills", "writebacks", "records")
 # Results that are not counts over the measured records (kept from one window, or derived).
 _NOT_SUMMED = {"ipc", "dram_unloaded", "warmup_records"}
 
@@ -40,7 +45,7 @@ _NOT_SUMMED = {"ipc", "dram_unloaded", "warmup_records"}
 def sampling_options(cfg: Any, first: int = 0, last: int | None = None) -> dict[str, Any]:
     threads = cfg.threads or os.cpu_count() or 1
     return {"window": cfg.sample_window, "warmup": cfg.sample_warmup, "interval": cfg.sample_interval,
-            "threads": threads, "first": first, "last": last}
+            "threads": threads, "first": first, "last": last, "seed": cfg.seed}
 
 
 def t_quantile(p: float, df: int) -> float:
@@ -52,23 +57,25 @@ def t_quantile(p: float, df: int) -> float:
             + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3))
 
 
-def estimate(windows: list[dict], totals: dict[str, int], measured: int, confidence: float) -> dict[str, float]:
+def estimate(windows: list[dict], totals: dict[str, int], measured: int, confidence: float,
+             cpi: float) -> dict[str, float]:
     """IPC over the timed records, its interval at `confidence`, and the estimated cycles.
-    `measured`: measured records per window."""
+    `measured`: measured records per window; `cpi`: the core's dispatch cycles per instruction."""
     n_w = len(windows)
-    c = np.array([w["results"]["cycles"] for w in windows], float)
+    ins = np.array([w["results"]["insts"] for w in windows], float)
+    stall = np.array([w["results"]["cycles"] for w in windows], float) - cpi * ins
     x = np.array([[w["results"][k] for k in AUXILIARY] for w in windows], float)
     a = np.column_stack([np.ones(n_w), x])
-    b, _, rank, _ = np.linalg.lstsq(a, c, rcond=None)
+    b, _, rank, _ = np.linalg.lstsq(a, stall, rcond=None)
     blocks = totals["records"] / measured
     x_pop = np.array([totals[k] for k in AUXILIARY], float) / blocks
-    c_block = float(c.mean() + (x_pop - x.mean(axis=0)) @ b[1:])
+    i_block = totals["insts"] / blocks
+    c_block = cpi * i_block + float(stall.mean() + (x_pop - x.mean(axis=0)) @ b[1:])
     df = max(n_w - int(rank), 1)
-    resid = c - a @ b
+    resid = stall - a @ b
     f = min(n_w / blocks, 1.0)
     se = math.sqrt(float(resid @ resid) / df / n_w * (1 - f))
     t = t_quantile(0.5 + confidence / 2, df)
-    i_block = totals["insts"] / blocks
     lo_c, hi_c = c_block - t * se, c_block + t * se
     return {"ipc": i_block / c_block, "ipc_low": i_block / hi_c, "ipc_high": i_block / lo_c if lo_c > 0 else math.inf,
             "cycles": c_block * blocks, "ipc_rel_se": se / c_block}
@@ -76,10 +83,10 @@ def estimate(windows: list[dict], totals: dict[str, int], measured: int, confide
 
 def combine(out: dict[str, Any], cfg: Any, warmup_records: int) -> dict[str, Any]:
     """The result of a sampled run: the estimate, and every count of the measured records expanded
-    to the timed region (the four auxiliary counts and the instructions are exact)."""
+    to the timed region (instructions, fills and writebacks are the pass's exact totals)."""
     windows, totals = out["windows"], out["totals"]
     measured = cfg.sample_window - cfg.sample_warmup
-    est = estimate(windows, totals, measured, cfg.sample_confidence)
+    est = estimate(windows, totals, measured, cfg.sample_confidence, 1.0 / min(cfg.width, cfg.ilp))
     scale = totals["records"] / (len(windows) * measured)
     r: dict[str, Any] = {}
     for k, v in windows[0]["results"].items():
@@ -90,7 +97,7 @@ def combine(out: dict[str, Any], cfg: Any, warmup_records: int) -> dict[str, Any
     load_fills = sum(w["results"]["load_fills"] for w in windows)
     for k in ("mean_memory_cycles", "mean_crypto_cycles"):  # sums in each window
         r[k] = sum(w["results"][k] for w in windows) / max(load_fills, 1)
-    r.update({k: totals[k] for k in (*AUXILIARY, "records")})
+    r.update({k: totals[k] for k in EXACT})
     r.update(est)
     r["dram_unloaded"] = windows[0]["results"]["dram_unloaded"]
     r["warmup_records"] = warmup_records
