@@ -1,10 +1,14 @@
 """`veil bench oram`: PRO-ORAM at N = 4096, B = 256 KB (1 GiB) on this machine's cores, with
-Path ORAM and plain encrypted reads measured in the same run. `veil bench oram --contention`
-also runs PRO-ORAM beside a CPU-bound process it starts and stops itself (normal-priority
-shuffle, and the SCHED_IDLE shuffle for comparison), with the AES-GCM bound beside them."""
+Path ORAM and plain encrypted reads measured in the same run, the AES-GCM bound (its work per
+request at the single-core AES-GCM speed measured in the same run) and the run's share of it,
+the same store with a 4x longer epoch (4x the private cache, a quarter of the shuffle's work
+per request), and PRO-ORAM at 4 KB blocks against PyORAM's Path ORAM when PyORAM is installed.
+`veil bench oram --contention` also runs PRO-ORAM beside a CPU-bound process it starts and
+stops itself (normal-priority shuffle, and the SCHED_IDLE shuffle for comparison)."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -31,12 +35,61 @@ def size() -> tuple[int, int]:
     return n, b
 
 
-def gcm_bytes_per_access(n: int, b: int) -> float:
+def slots(n: int, t: int) -> int:
+    """M, the slots of a PRO-ORAM epoch: N blocks and >= T dummies on a full grid (Rust's
+    `Geometry::with_epoch_len`)."""
+    cols = math.isqrt(n + t - 1) + 1
+    return -(-(n + t) // cols) * cols
+
+
+def gcm_bytes_per_access(n: int, b: int, t: int | None = None) -> float:
     """AES-GCM bytes PRO-ORAM must process per request: the shuffle opens each of the epoch's
-    slots twice and seals it three times (Clos network, docs/oram.md), spread over T requests,
-    plus the request's own slot and its sealed reply."""
-    slots = n + 2 * int(n ** 0.5 + 2)
-    return 5 * slots * b / epoch_len(n) + 2 * b
+    M slots twice and seals it three times (Clos network, docs/oram.md), spread over the T
+    requests of an epoch, plus the request's own slot and its sealed reply."""
+    t = t or epoch_len(n)
+    return 5 * slots(n, t) * b / t + 2 * b
+
+
+def gcm_bound_mbps(n: int, b: int, t: int, cores: int, speed: float) -> float:
+    """The throughput at which `cores` cores do nothing but PRO-ORAM's AES-GCM at `speed`
+    bytes/s each (measured on one core in the same run)."""
+    return speed * cores / gcm_bytes_per_access(n, b, t) * b * 8 / 1e6
+
+
+#: PyORAM's Path ORAM at N = 4096, B = 4 KB (RAM storage, 1,000 random reads), for runs where
+#: PyORAM is not installed: its throughput and where it was measured
+PYORAM_REFERENCE = (45.0, "PyORAM 0.2.1, this bench, shared 2-core VM at load average 8.5, 27 Nov 2026")
+
+
+def pyoram_path_mbps(n: int, b: int, accesses: int, seed: int) -> float | None:
+    """PyORAM's Path ORAM (RAM storage) reading `accesses` random blocks, Mbit/s; None when
+    PyORAM is not installed. One write-then-read checks it is serving blocks at all."""
+    try:
+        from pyoram.oblivious_storage.tree.path_oram import PathORAM
+    except ImportError:
+        return None
+    import random
+    import tempfile
+    import time
+
+    rng = random.Random(seed)
+    ids = [rng.randrange(n) for _ in range(accesses + 64)]
+    with tempfile.TemporaryDirectory() as d:
+        f = PathORAM.setup(os.path.join(d, "pyoram.bin"), b, n, storage_type="ram", ignore_existing=True)
+        try:
+            data = bytes(rng.randrange(256) for _ in range(b))
+            f.write_block(ids[0], data)
+            if bytes(f.read_block(ids[0])) != data:
+                raise RuntimeError("PyORAM returned a block other than the one written")
+            for i in ids[:64]:
+                f.read_block(i)
+            t0 = time.perf_counter()
+            for i in ids[64:]:
+                f.read_block(i)
+            dt = time.perf_counter() - t0
+        finally:
+            f.close()
+    return accesses * b * 8 / dt / 1e6
 
 
 # a busy loop that also ends by itself when its parent is gone (a killed benchmark)
@@ -66,24 +119,82 @@ def contention(ctx, base: dict, idle: dict) -> None:
     ctx.report("oram/contended_p99_over_p50", hog["p99_over_p50"], unit="", target="<= 1.5")
     ctx.log(f"beside the hog: p50 {hog['server_p50_ms']:.2f} ms, p99 {hog['server_p99_ms']:.2f} ms, period "
             f"{hog['period_min_ms']:.2f}-{hog['period_max_ms']:.2f} ms, {hog['late_handovers']} late hand-overs")
-    # the physical bound: AES-GCM work per request at this machine's single-core speed
-    from veil import _native
-
-    speed = _native.crypto.throughput("aes-128-gcm", b, 1, 0.5)["gb_per_s"] * 1e9  # bytes/s, one core
-    per = gcm_bytes_per_access(n, b)
-    cores = min(os.cpu_count() or 1, idle["threads"])
-    bound = speed * cores / per * b * 8 / 1e6
-    ctx.report("oram/gcm_bytes_per_access", per, unit="B")
-    ctx.report("oram/gcm_single_core_gbytes_s", speed / 1e9, unit="GB/s")
-    ctx.report("oram/aes_gcm_bound_mbps", bound, unit="Mbps", target=f"{cores} cores")
-    ctx.report("oram/contended_aes_gcm_bound_mbps", bound * 2 / 3, unit="Mbps",
-               target="2/3 of the cores beside one hog")
+    bound = ctx.results["oram/aes_gcm_bound_mbps"]
+    ctx.report("oram/contended_throughput_mbps_of_bound", hog["throughput_mbps"], unit="Mbps",
+               baseline=bound * 2 / 3, baseline_name="AES-GCM bound on 2/3 of the cores beside one hog")
     # the old policy, for comparison: short, since beside busy processes it crawls
     with CpuHog():
         old = run({**base, "engine": "proram", "accesses": 128, "warmup": 2 * epoch_len(n), "shuffle_idle": True})
     ctx.report("oram/contended_sched_idle_throughput_mbps", old["throughput_mbps"], unit="Mbps",
                baseline=idle["throughput_mbps"], baseline_name="no hog")
     ctx.report("oram/contended_sched_idle_p99_over_p50", old["p99_over_p50"], unit="")
+
+
+#: the longer epoch the bench also runs: T = LONG_EPOCH x sqrt(N) requests, i.e. blocks cached
+LONG_EPOCH = 4
+
+
+def aes_gcm_bound(ctx, n: int, b: int, pro: dict) -> float:
+    """Reports the AES-GCM bound (the shuffle's and the request's AES-GCM work per request at
+    the single-core speed measured now, on the shuffle's cores) and the run's share of it."""
+    from veil import _native
+
+    speed = _native.crypto.throughput("aes-128-gcm", b, 1, 0.5)["gb_per_s"] * 1e9  # bytes/s, one core
+    cores = min(os.cpu_count() or 1, pro["threads"])
+    bound = gcm_bound_mbps(n, b, pro["epoch_len"], cores, speed)
+    ctx.report("oram/gcm_bytes_per_access", gcm_bytes_per_access(n, b, pro["epoch_len"]), unit="B")
+    ctx.report("oram/gcm_single_core_gbytes_s", speed / 1e9, unit="GB/s")
+    ctx.report("oram/aes_gcm_bound_mbps", bound, unit="Mbps", target=f"{cores} cores")
+    ctx.report("oram/throughput_mbps_of_bound", pro["throughput_mbps"], unit="Mbps", baseline=bound,
+               baseline_name="AES-GCM bound", target=">= 0.7x bound")
+    # the same with every core sealing at once (shared caches, memory and clock): what the
+    # shuffle's cores can reach together, which the single-core figure times cores overstates
+    together = _native.crypto.throughput("aes-128-gcm", b, cores, 0.5)["gb_per_s"] * 1e9
+    ctx.report("oram/aes_gcm_bound_cores_together_mbps", gcm_bound_mbps(n, b, pro["epoch_len"], 1, together),
+               unit="Mbps", baseline=bound, baseline_name="single-core x cores")
+    return speed
+
+
+def long_epoch(ctx, base: dict, pro: dict, speed: float) -> None:
+    """The same store with LONG_EPOCH times the paper's epoch: the same shuffle per epoch, over
+    LONG_EPOCH times as many requests, for LONG_EPOCH times the private cache."""
+    n, b = base["n_blocks"], base["block_size"]
+    t = LONG_EPOCH * epoch_len(n)
+    if t > n:
+        ctx.log(f"longer epoch skipped: {LONG_EPOCH} sqrt(N) = {t} is more than N = {n} blocks")
+        return
+    r = run({**base, "engine": "proram", "epoch_len": t, "accesses": max(512, 4 * t), "warmup": 20 * t})
+    if r["errors"]:
+        raise RuntimeError(f"PRO-ORAM with T = {t}: {r['errors']} wrong replies")
+    paper = pro["throughput_mbps"]
+    ctx.report("oram/long_epoch_throughput_mbps", r["throughput_mbps"], unit="Mbps", baseline=paper,
+               baseline_name=f"T = sqrt(N) = {pro['epoch_len']}")
+    ctx.report("oram/long_epoch_gcm_bytes_per_access", gcm_bytes_per_access(n, b, t), unit="B",
+               baseline=gcm_bytes_per_access(n, b, pro["epoch_len"]), baseline_name="T = sqrt(N)")
+    ctx.report("oram/long_epoch_p99_over_p50", r["p99_over_p50"], unit="", target="<= 1.2")
+    ctx.report("oram/long_epoch_private_cache_blocks", r["private_cache_blocks"], unit="blocks",
+               target=f"T = {t}")
+    cores = min(os.cpu_count() or 1, r["threads"])
+    ctx.report("oram/long_epoch_throughput_mbps_of_bound", r["throughput_mbps"], unit="Mbps",
+               baseline=gcm_bound_mbps(n, b, t, cores, speed), baseline_name="AES-GCM bound", target=">= 0.7x bound")
+
+
+def small_blocks(ctx, base: dict) -> None:
+    """At 4 KB blocks: PRO-ORAM against PyORAM's Path ORAM (Python, RAM storage), same N."""
+    n, b = base["n_blocks"], 4096
+    pro = run({**base, "block_size": b, "engine": "proram", "accesses": 512, "warmup": steady_warmup(n)})
+    if pro["errors"]:
+        raise RuntimeError(f"PRO-ORAM at 4 KB: {pro['errors']} wrong replies")
+    ref = pyoram_path_mbps(n, b, 1000, base["seed"])
+    if ref is None:
+        ctx.report("oram/throughput_mbps_4k", pro["throughput_mbps"], unit="Mbps")
+        mbps, source = PYORAM_REFERENCE
+        ctx.log(f"PyORAM is not installed (.venv/bin/pip install PyORAM): recorded Path ORAM at 4 KB, "
+                f"N = 4096: {mbps:g} Mbps ({source})")
+        return
+    ctx.report("oram/throughput_mbps_4k", pro["throughput_mbps"], unit="Mbps", baseline=ref,
+               baseline_name="PyORAM Path ORAM", target=">= 1x PyORAM")
+    ctx.report("oram/pyoram_throughput_mbps_4k", ref, unit="Mbps")
 
 
 @register_benchmark("oram", doc="PRO-ORAM server time, throughput and latency spread at N=4096, B=256 KB")
@@ -107,7 +218,7 @@ def bench(ctx):
     ctx.report("oram/bytes_per_access", pro["bytes_per_access"], unit="B")
     ctx.report("oram/pathoram_throughput_mbps", path["throughput_mbps"], unit="Mbps")
     ctx.report("oram/pathoram_bytes_per_access", path["bytes_per_access"], unit="B")
-    ctx.report("oram/private_cache_blocks", pro["private_cache_blocks"], unit="blocks", target="sqrt(N) = 64")
+    ctx.report("oram/private_cache_blocks", pro["private_cache_blocks"], unit="blocks", target=f"sqrt(N) = {epoch_len(n)}")
     ctx.report("oram/shuffle_ms_per_access", pro["shuffle_ms_per_access"], unit="ms")
     ctx.report("oram/crypto_core_ms_per_access", pro["crypto_core_ms"], unit="core-ms")
     ctx.report("oram/storage_core_ms_per_access", pro["storage_core_ms"], unit="core-ms")
@@ -120,6 +231,9 @@ def bench(ctx):
     ctx.log(f"PRO-ORAM request clock: period {pro['period_min_ms']:.2f}-{pro['period_max_ms']:.2f} ms, "
             f"{pro['late_handovers']} hand-overs had to wait for the shuffle (a moved period or a late "
             "hand-over is where p99 above p50 comes from)")
+    speed = aes_gcm_bound(ctx, n, b, pro)
+    long_epoch(ctx, base, pro, speed)
+    small_blocks(ctx, base)
     if os.environ.get(CONTENTION_ENV):
         contention(ctx, base, pro)
     cores = os.cpu_count() or 1

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from veil.memnet.leak import LEAKS, NO_LEAK, Observation, analyse, stats, windows
+from veil.core.leak import stats
+from veil.memnet.leak import LEAKS, NO_LEAK, Observation, analyse, windows
 
 
 def clustered_windows(rng, probs, windows_, events, hops=3, step=1):

@@ -71,6 +71,10 @@ pub struct RunConfig {
     /// PRO-ORAM: epochs the shuffle may have built ahead (storage holds run_ahead + 2 copies).
     #[serde(default = "d_run_ahead")]
     pub run_ahead: u32,
+    /// PRO-ORAM: requests per epoch, the private cache's size in blocks (None: ceil(sqrt N));
+    /// see `Geometry::with_epoch_len`.
+    #[serde(default)]
+    pub epoch_len: Option<u64>,
     /// Link bandwidth for the network share of latency, Mbit/s.
     #[serde(default = "d_link")]
     pub link_mbps: f64,
@@ -170,12 +174,12 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let seed = cfg.seed;
     let fill = move |i: u64, b: &mut [u8]| synthetic_block(seed, i, b);
     let t0 = Instant::now();
-    let geom = proram::Geometry::new(cfg.n_blocks)?;
+    let geom = proram::Geometry::with_epoch_len(cfg.n_blocks, cfg.epoch_len)?;
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5EED);
     let (mut engine, storage) = match cfg.engine.as_str() {
         "proram" => {
-            let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots(cfg.n_blocks, cfg.run_ahead)?)?;
-            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin, shuffle_idle: cfg.shuffle_idle };
+            let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots_for(&geom, cfg.run_ahead)?)?;
+            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin, shuffle_idle: cfg.shuffle_idle, epoch_len: cfg.epoch_len };
             let master = BlockKey::random(&mut rng);
             (Engine::Pro(ProOram::create(st.clone(), master, cfg.n_blocks, pc, &fill)?), st)
         }

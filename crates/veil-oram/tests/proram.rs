@@ -23,6 +23,35 @@ fn geometry_has_sqrt_dummies_and_fits_a_grid() {
     assert!(Geometry::new(0).is_err());
 }
 
+/// A longer epoch (a bigger private cache): D >= T dummies still, every reply right, the
+/// cache fills to T distinct blocks and no further; out-of-range lengths are refused.
+#[test]
+fn longer_epoch_serves_every_block_and_caches_up_to_t() {
+    let g = Geometry::with_epoch_len(4096, Some(256)).unwrap();
+    assert_eq!((g.rows, g.cols, g.epoch_len), (66, 66, 256));
+    assert!(g.dummies() >= 256);
+    assert_eq!(Geometry::with_epoch_len(4096, None).unwrap(), Geometry::new(4096).unwrap());
+    assert!(Geometry::with_epoch_len(64, Some(0)).is_err() && Geometry::with_epoch_len(64, Some(65)).is_err());
+    let (n, bs, t) = (64u64, 48usize, 24u64);
+    let geom = Geometry::with_epoch_len(n, Some(t)).unwrap();
+    let st: Arc<dyn Storage> =
+        Arc::new(MemoryStorage::new(bs + TAG_LEN, &veil_oram::proram::region_slots_for(&geom, DEFAULT_RUN_AHEAD).unwrap()));
+    let o = ProOram::create(st, master(), n, ProOramConfig { epoch_len: Some(t), ..cfg(bs, 5) }, &fill).unwrap();
+    assert_eq!(o.geometry(), geom);
+    let e0 = o.stats().epoch;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+    for k in 0..10 * t {
+        let id = if k % 4 == 0 { 2 } else { rng.gen_range(0..n) };
+        assert!(check_block(SEED, id, &o.read(id).unwrap()), "block {id} wrong at request {k}");
+    }
+    assert_eq!(o.stats().epoch - e0, 10);
+    // an epoch of T distinct blocks fills the cache to T
+    for id in 0..t {
+        o.read(id).unwrap();
+    }
+    assert_eq!(o.stats().peak_cached_blocks, t);
+}
+
 #[test]
 fn every_reply_is_the_block_over_many_epochs() {
     let (o, _) = memory_store(100, 48, 1);

@@ -46,7 +46,7 @@ fn simulate_memsys_observed(py: Python<'_>, config_json: &str) -> PyResult<(Stri
     let o = crate::interrupt::run(py, || {
         let cfg: veil_memnet::memsys::MemSysConfig = serde_json::from_str(config_json)
             .map_err(|e| veil_memnet::SimError::Config(veil_memnet::ConfigError(format!("memnet memory system config: {e}"))))?;
-        veil_memnet::observe::memsys_observed(&cfg)
+        veil_memnet::memsys::observed::memsys_observed(&cfg)
     })?
     .map_err(to_py)?;
     fn bytes<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {

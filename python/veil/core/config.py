@@ -342,9 +342,9 @@ def validate(experiment: str, data: dict[str, Any], where: str = "") -> Experime
 
 
 def split_experiment(data: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:
-    load_systems()
     name = data.get("experiment")
     if name is None:
+        load_systems()
         raise ConfigError(f"{where}: experiment: required key is missing; known: {', '.join(sorted(REGISTRY.experiments))}")
     if not isinstance(name, str):
         raise ConfigError(f"{where}: experiment: expected a string (got {name!r})")
@@ -355,9 +355,8 @@ def split_experiment(data: dict[str, Any], where: str) -> tuple[str, dict[str, A
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> tuple[str, ExperimentConfig]:
     raw = read_toml(path)
-    load_systems()
     name = raw.get("experiment")
-    if isinstance(name, str) and name in REGISTRY.experiments:
+    if isinstance(name, str) and REGISTRY.has_experiment(name):
         model = REGISTRY.experiments[name].config
         tables = [t for t in ("base", "grid", "zip") if isinstance(raw.get(t), dict) and t not in model.model_fields]
         if tables:
@@ -373,8 +372,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> tuple[s
 def load_run(source: str | Path, overrides: list[str] | None = None) -> tuple[str, ExperimentConfig]:
     """`veil run SOURCE k=v ...`: SOURCE is a TOML config file, or an experiment's name (its
     defaults, as gem5 and SST run without a file) when no file of that name exists."""
-    load_systems()
-    if not Path(source).exists() and str(source) in REGISTRY.experiments:
+    if not Path(source).exists() and REGISTRY.has_experiment(str(source)):
         return config_from_data({"experiment": str(source)}, overrides, str(source))
     return load_config(source, overrides)
 

@@ -1,7 +1,9 @@
 """The one registry of systems, components, experiments, reproducers and benchmarks.
 
 Systems register themselves when their package is imported; `load_systems()` imports every
-subpackage of `veil` except the framework's own, so adding a system needs no edit here.
+subpackage of `veil` except the framework's own, so adding a system needs no edit here. A command
+that names one experiment (`memnet.memsys`) imports only that system (`load_system`): start-up
+stays a fraction of a CPU-second however many systems there are (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -110,8 +112,15 @@ class Registry:
             raise ConfigError(f"unknown {kind} '{name}'; known: {', '.join(sorted(known))}")
         return known[name]
 
+    def has_experiment(self, name: str) -> bool:
+        """Whether `name` is registered, importing only the system its prefix names."""
+        if name not in self.experiments:
+            load_system(name.split(".")[0])
+        return name in self.experiments
+
     def experiment(self, name: str) -> Experiment:
-        load_systems()
+        if not self.has_experiment(name):
+            load_systems()  # the error lists every known experiment
         if name not in self.experiments:
             raise ConfigError(f"unknown experiment '{name}'; known: {', '.join(sorted(self.experiments))}")
         return self.experiments[name]
@@ -208,17 +217,39 @@ def register_cli(system: str):
     return deco
 
 
+def system_names() -> list[str]:
+    """Every system package's name, found without importing any of them."""
+    import veil
+
+    return sorted(info.name for info in pkgutil.iter_modules(veil.__path__)
+                  if info.ispkg and info.name not in FRAMEWORK_PACKAGES and not info.name.startswith("_"))
+
+
+def load_system(name: str) -> bool:
+    """Imports one system package (its registrations run); False if `name` is not a system."""
+    if name not in system_names():
+        return False
+    importlib.import_module(f"veil.{name}")
+    return True
+
+
 def load_systems() -> None:
     """Imports every system package once, so their registrations run."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    import veil
+    for name in system_names():
+        importlib.import_module(f"veil.{name}")
 
-    for info in sorted(pkgutil.iter_modules(veil.__path__), key=lambda m: m.name):
-        if info.ispkg and info.name not in FRAMEWORK_PACKAGES and not info.name.startswith("_"):
-            importlib.import_module(f"veil.{info.name}")
+
+def load_reproducers() -> None:
+    """Every system and its reproducer (`veil.<system>.reproduce`, registered by convention so
+    that commands other than `veil reproduce` and `veil list` never import the report code)."""
+    load_systems()
+    for name in system_names():
+        if importlib.util.find_spec(f"veil.{name}.reproduce") is not None:
+            importlib.import_module(f"veil.{name}.reproduce")
 
 
 def benches_dir() -> Path | None:
@@ -232,7 +263,7 @@ def benches_dir() -> Path | None:
 
 
 def load_benchmarks() -> None:
-    load_systems()
+    load_reproducers()
     folder = benches_dir()
     if folder is None:
         return

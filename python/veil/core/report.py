@@ -18,7 +18,7 @@ from typing import Any
 
 from veil.core.config import validate
 from veil.core.errors import ConfigError, VeilError
-from veil.core.registry import REGISTRY, Reproducer, load_systems
+from veil.core.registry import REGISTRY, Reproducer, load_reproducers
 from veil.core.report_html import write_pages
 from veil.core.rows import BASES, Row, machine_load, slug
 from veil.core.runner import run_experiment, veil_version
@@ -223,7 +223,9 @@ def _csv_cell(v: Any) -> Any:
 
 
 def selected_reproducers(systems: list[str]) -> list[Reproducer]:
-    load_systems()
+    load_reproducers()
+    from veil.core import leak_table  # noqa: F401  (registers the leakage table's section, "leak")
+
     known = REGISTRY.reproducers
     for s in systems:
         if s not in known:

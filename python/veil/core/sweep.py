@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 from veil.core.config import (ExperimentConfig, apply_overrides, config_hash, read_toml, resolve_input_paths,
                               set_dotted, split_experiment, validate)
 from veil.core.errors import ConfigError, VeilError
-from veil.core.registry import REGISTRY, load_systems
+from veil.core.registry import REGISTRY
 from veil.core.runner import compute, make_record, veil_version
 from veil.core.store import Record, ResultStore
 
@@ -116,11 +116,10 @@ def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def load_spec(path: str | Path, overrides: list[str] | None = None, progress: bool = False) -> SweepSpec:
     data = read_toml(path)
     name = data.get("experiment")
-    load_systems()
     if not any(t in data for t in ("base", "grid", "zip")) and set(data) - SWEEP_KEYS:
         raise ConfigError(f"{path}: a run config (fields at top level, no [base]/[grid]/[zip] tables), "
                           f"not a sweep file; use `veil run {path}`")
-    if isinstance(name, str) and name in REGISTRY.experiments:
+    if isinstance(name, str) and REGISTRY.has_experiment(name):
         model, folder = REGISTRY.experiments[name].config, Path(path).resolve().parent
         for t in ("base", "grid", "zip"):
             if isinstance(data.get(t), dict):
@@ -173,6 +172,8 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
     try:
         if todo:
             payload = [(i, configs[i].model_dump(mode="json")) for i in todo]
+            if client is None and jobs > 1 and len(todo) > 1:
+                share_threads(payload, jobs)
             if client is not None:
                 _run_dask(experiment, payload, client, done)
             elif jobs <= 1 or len(todo) == 1:
@@ -195,6 +196,24 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
     out.records = [found[i] for i in sorted(found)]
     out.warned = sum(1 for r in out.records if r.result.get("warnings"))
     return out
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def share_threads(payload: list[tuple[int, dict]], jobs: int) -> None:
+    """Points running side by side split the cores: a config with a `threads` field left unset
+    (every core) gets cores / points-at-once, at least 1, so that a sweep with as many points as
+    cores runs each on one thread instead of oversubscribing. Results do not depend on threads
+    (a system offering the field guarantees it), so the stored config keeps the unset value."""
+    share = max(1, cores() // max(1, min(jobs, len(payload))))
+    for _, cfg in payload:
+        if "threads" in cfg and cfg["threads"] is None:
+            cfg["threads"] = share
 
 
 def _progress(total: int, label: str, enabled: bool):

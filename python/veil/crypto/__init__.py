@@ -3,4 +3,4 @@
 Not one of the five papers: the physical limits later systems compare against.
 """
 
-from veil.crypto import engines, randomness, reproduce, throughput  # noqa: F401  (registrations)
+from veil.crypto import engines, randomness, throughput  # noqa: F401  (registrations; the reproducer loads on demand)

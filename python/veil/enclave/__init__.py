@@ -2,4 +2,4 @@
 execution on a 64-tile secure multicore (Nye and Khan, IEEE CAL 2022). The model is the Rust
 crate `veil-enclave`; see docs/enclave.md."""
 
-from veil.enclave import provenance, reproduce, server  # noqa: F401  (registrations)
+from veil.enclave import provenance, server  # noqa: F401  (registrations; the reproducer loads on demand)

@@ -6,7 +6,7 @@
 - `WORKLOADS`: the workload suite.
 """
 
-from . import cli, reproduce  # noqa: F401  (register the CLI and the reproducer)
+from . import cli  # noqa: F401  (registers the CLI; the reproducer loads on demand)
 from .format import (LOAD_FILL, STORE_FILL, WRITEBACK, TraceFormatError, TraceReader, TraceWriter, read_trace,
                      record_dtype)
 from .runner import Geometry, ensure_trace, run_trace, tool_version

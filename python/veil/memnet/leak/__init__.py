@@ -8,10 +8,10 @@ cuts it into windows and asks, per feature family, whether the two patterns can 
 apart: SPATIAL (which channels, which next destinations: the paper's scope) and TEMPORAL /
 VOLUME (when and how many: outside the paper's threat model). Each family has time-aligned
 sign-flip tests (window i of A against window i of B, so a program's phases cancel:
-aligned.py) and a held-out classifier; a family's verdict is "leaks" when its smallest
+veil.core.leak.aligned) and a held-out classifier; a family's verdict is "leaks" when its smallest
 Holm-adjusted p-value is below `alpha`, otherwise "no leak of effect >= X detected", X the
 smallest leak planted into these very observations that the test caught with 95% power
-(power.py, verdict.py).
+(veil.core.leak.power, verdict.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_experiment
 
-from . import aligned, power, stats
+from veil.core.leak import aligned, power, stats
 from .observe import TEMPORAL, Observation, Windows, observe, windows
 from .verdict import LEAKS, NO_LEAK, analyse
 

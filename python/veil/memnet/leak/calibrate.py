@@ -27,7 +27,9 @@ def calibrate(trace: str, algorithm: str = "minimal", pairs: int = 13, window: i
     from veil.core import ConfigError
 
     from ..memsys import MemSysConfig, to_rust_config
-    from . import aligned, analyse, observe, pair_seed, plant_windows, power, windows
+    from veil.core.leak import aligned, power
+
+    from . import analyse, observe, pair_seed, plant_windows, windows
 
     for p in plants:
         power.check_effect(p)

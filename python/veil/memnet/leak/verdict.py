@@ -1,11 +1,11 @@
 """Per-family verdicts from time-aligned windows of run pairs, with power measured by planting.
 
 Run pair r is seed pair r: run r of A and run r of B (seeds seed + 2r, seed + 2r + 1). Every
-test compares window i of A with window i of B (aligned.py), so a program's phases cancel;
+test compares window i of A with window i of B (veil.core.leak.aligned), so a program's phases cancel;
 whole run pairs are the units whose signs are flipped (a seed changes the whole run), so the
 verdict is one exact test over every seed, never a pick among seeds. A family's tests are
 Holm-adjusted together; "leaks" when the smallest adjusted p is below alpha. Each family's
-verdict carries the smallest planted effect its main test catches with `power` (power.py):
+verdict carries the smallest planted effect its main test catches with `power` (veil.core.leak.power):
 a pass reads "no leak of effect >= X detected", X measured on these observations.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from veil.core import ConfigError
 
-from . import aligned, power, stats
+from veil.core.leak import aligned, power, stats
 from .observe import TEMPORAL, Windows
 
 __all__ = ["LEAKS", "NO_LEAK", "analyse", "statement"]

@@ -13,7 +13,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import stats as st
+
+
+class _SciPyStats:
+    # scipy.stats costs about a CPU-second to import: only a run that tests pays for it, not every
+    # `veil` command that registers an experiment using these tools.
+    def __getattr__(self, name: str):
+        from scipy import stats
+
+        return getattr(stats, name)
+
+
+st = _SciPyStats()
 
 __all__ = ["TestResult", "homogeneity", "window_mannwhitney", "runs_welch", "holm", "wilson", "binomial_p",
            "detectable_accuracy", "detectable_w", "classify", "clustered_accuracy",

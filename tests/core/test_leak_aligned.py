@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from veil.memnet.leak import aligned, power, stats
+from veil.core.leak import aligned, power, stats
 
 
 def phased_runs(rng, pairs, windows=60, k=16, run_effect=0.15, shift=None):

@@ -1,0 +1,78 @@
+//! Unit tests of the PRO-ORAM engine's private parts (state record, pacing history, stats).
+
+use super::*;
+
+/// The sealed state's size is storage's to see: it must not depend on the key's digits.
+#[test]
+fn state_record_length_does_not_depend_on_the_key() {
+    let st = |key: [u8; KEY_LEN]| SealedState {
+        version: STATE_VERSION,
+        geometry: Geometry::new(64).unwrap(),
+        block_size: 32,
+        epoch: 7,
+        region: 1,
+        ctx: 3,
+        key,
+        pos: (0..72).rev().collect(),
+    };
+    let (a, b) = (st([0; KEY_LEN]), st([255; KEY_LEN]));
+    assert_ne!(serde_json::to_vec(&a).unwrap().len(), serde_json::to_vec(&b).unwrap().len());
+    assert_eq!(state_bytes(&a).len(), state_bytes(&b).len());
+    let back: SealedState = serde_json::from_slice(&state_bytes(&a)).unwrap();
+    assert_eq!(back.key, [0; KEY_LEN]);
+}
+
+#[test]
+fn shuffle_times_keep_a_bounded_steady_history() {
+    let mut t = ShuffleTimes::default();
+    assert_eq!(t.recent_quantile(0.75), None);
+    t.record(9.0, false);
+    assert_eq!(t.recent_quantile(0.75), None, "a shuffle that also ran stage 1 is not steady");
+    for k in 1..=20 {
+        t.record(k as f64, true);
+    }
+    assert_eq!(t.completed, 21);
+    assert_eq!(t.total_secs, 9.0 + 210.0);
+    // the last 16 are 5..=20; nearest rank ceil(0.75 * 16) = 12 -> 16
+    assert_eq!(t.recent_steady.len(), RECENT_SHUFFLES);
+    assert_eq!(t.recent_quantile(0.75), Some(16.0));
+    assert_eq!(t.recent_quantile(0.5), Some(12.0));
+    assert_eq!(t.recent_quantile(1.0), Some(20.0));
+    assert_eq!(t.recent_quantile(0.0), Some(5.0));
+}
+
+/// A shuffle holds its buffers for its whole run. The stats, which a measured run reads
+/// after every request, must not wait for it: they did (locking the buffers to count their
+/// bytes), and a request loop then stalled for the rest of a shuffle at a time.
+#[test]
+fn stats_do_not_wait_for_a_running_shuffle() {
+    let (n, bs) = (64u64, 32usize);
+    let st: Arc<dyn Storage> =
+        Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
+    let cfg = ProOramConfig {
+        block_size: bs,
+        threads: 1,
+        seed: Some(3),
+        pace: false,
+        pace_margin: DEFAULT_PACE_MARGIN,
+        shuffle_idle: false,
+        epoch_len: None,
+    };
+    let o = ProOram::create(st, BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
+    o.wait_shuffle();
+    let held = o.buffers.lock().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| tx.send(o.stats()).unwrap());
+        let got = rx.recv_timeout(std::time::Duration::from_secs(10));
+        let shuffle_bytes = held.bytes();
+        drop(held);
+        let stats = got.expect("stats() waited for the buffers a shuffle holds");
+        // and they still count the buffers: one group (a row or column) of blocks
+        let group = o.geom.rows.max(o.geom.cols);
+        assert!(shuffle_bytes >= group * bs as u64, "{shuffle_bytes}");
+        let g = o.inner.lock().unwrap();
+        let own = g.slab.iter().map(|b| b.len() as u64).sum::<u64>() + g.slot.len() as u64;
+        assert_eq!(stats.private_block_bytes, own + shuffle_bytes);
+    });
+}
