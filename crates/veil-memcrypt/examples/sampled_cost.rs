@@ -11,16 +11,29 @@ use veil_memcrypt::synth::{Synth, SynthConfig};
 use veil_memcrypt::{Config, Sim};
 
 fn cpu() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes one timespec through a valid pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 fn main() {
-    let synth = SynthConfig { records: 2_000_000, footprint_lines: 1 << 16, cache_lines: 4096, run_lines: 8, seed: 1, ..Default::default() };
+    let synth = SynthConfig {
+        records: 2_000_000,
+        footprint_lines: 1 << 16,
+        cache_lines: 4096,
+        run_lines: 8,
+        seed: 1,
+        ..Default::default()
+    };
     let recs: Vec<_> = Synth::new(synth).collect();
-    let cfg = Config { cipher: "aes256".into(), ..Default::default() };
+    let cfg = Config {
+        cipher: "aes256".into(),
+        ..Default::default()
+    };
     let (window, warmup, interval) = (600, 300, 1500);
     let t = cpu();
     let mut s = Sim::new(&cfg).unwrap();
@@ -39,7 +52,11 @@ fn main() {
     let n = recs.len() / interval;
     for k in 0..n {
         let a = k * interval;
-        std::hint::black_box(time_window(f.fork(&cfg).unwrap(), &recs[a..a + window], warmup));
+        std::hint::black_box(time_window(
+            f.fork(&cfg).unwrap(),
+            &recs[a..a + window],
+            warmup,
+        ));
     }
     let windows = cpu() - t;
     let idle2 = pass.max((pass + windows) / 2.0);

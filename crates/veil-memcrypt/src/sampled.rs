@@ -59,7 +59,10 @@ pub struct Sampling {
 impl Sampling {
     pub fn validate(&self) -> Result<()> {
         if self.threads == 0 || self.threads > MAX_THREADS {
-            return Err(Error::config(format!("threads: must be 1 to {MAX_THREADS}, got {}", self.threads)));
+            return Err(Error::config(format!(
+                "threads: must be 1 to {MAX_THREADS}, got {}",
+                self.threads
+            )));
         }
         if self.window <= self.warmup {
             return Err(Error::config(format!(
@@ -139,15 +142,51 @@ fn difference(b: &Results, a: &Results) -> Results {
         ($($f:ident),*) => { $( d.$f = b.$f - a.$f; )* };
     }
     sub!(
-        warmup_records, cycles, insts, records, load_fills, store_fills, writebacks, llc_hits, fetched_words,
-        frequent_words, frequent_words_paired_natural, frequent_words_paired_reordered,
-        frequent_words_paired_at_fetch, frequent_words_lost_odd, frequent_words_lost_changed, chunks,
-        chunks_predicted, spec_ops, demand_ops, spec_displaced, bitmap_hits, bitmap_misses, bitmap_prefetches,
-        bitmap_prefetches_used, bitmap_late, bitmap_ops, dependent_misses, bitmap_wait_cycles, tlb_misses,
-        bitmap_walk_fetches, counter_misses, tree_fetches, dram_row_hits, dram_row_closed, dram_row_conflicts,
-        dram_accesses, mean_memory_cycles, mean_crypto_cycles, stall_cycles
+        warmup_records,
+        cycles,
+        insts,
+        records,
+        load_fills,
+        store_fills,
+        writebacks,
+        llc_hits,
+        fetched_words,
+        frequent_words,
+        frequent_words_paired_natural,
+        frequent_words_paired_reordered,
+        frequent_words_paired_at_fetch,
+        frequent_words_lost_odd,
+        frequent_words_lost_changed,
+        chunks,
+        chunks_predicted,
+        spec_ops,
+        demand_ops,
+        spec_displaced,
+        bitmap_hits,
+        bitmap_misses,
+        bitmap_prefetches,
+        bitmap_prefetches_used,
+        bitmap_late,
+        bitmap_ops,
+        dependent_misses,
+        bitmap_wait_cycles,
+        tlb_misses,
+        bitmap_walk_fetches,
+        counter_misses,
+        tree_fetches,
+        dram_row_hits,
+        dram_row_closed,
+        dram_row_conflicts,
+        dram_accesses,
+        mean_memory_cycles,
+        mean_crypto_cycles,
+        stall_cycles
     );
-    d.ipc = if d.cycles > 0.0 { d.insts as f64 / d.cycles } else { 0.0 };
+    d.ipc = if d.cycles > 0.0 {
+        d.insts as f64 / d.cycles
+    } else {
+        0.0
+    };
     d
 }
 
@@ -184,7 +223,9 @@ pub fn windows(run: &Run, sampling: &Sampling, interrupted: &dyn Fn() -> bool) -
 /// The run cut to the records the pass of `sampling` reads, and the plan.
 fn reading(run: &Run, sampling: &Sampling) -> Result<(Run, Vec<u64>)> {
     if run.max_records == 0 {
-        return Err(Error::config("sampling: give the number of timed records (max_records)"));
+        return Err(Error::config(
+            "sampling: give the number of timed records (max_records)",
+        ));
     }
     let starts = sampling.plan(run.max_records)?;
     let mut part = run.clone();
@@ -208,7 +249,8 @@ pub fn windows_from(
         .num_threads(sampling.threads)
         .build()
         .map_err(|e| Error::config(format!("threads: {e}")))?;
-    let out: Vec<std::sync::Mutex<Option<Results>>> = (first..last).map(|_| Default::default()).collect();
+    let out: Vec<std::sync::Mutex<Option<Results>>> =
+        (first..last).map(|_| Default::default()).collect();
     let warm = run.config.warmup_records;
     let timed_end = part.max_records;
     let mut fw = Sim::new(&run.config)?;
@@ -244,7 +286,11 @@ pub fn windows_from(
             if clone.is_some() {
                 buf.push(*r);
                 if buf.len() as u64 == wlen {
-                    batch.push((k - first, clone.take().expect("window state"), std::mem::take(&mut buf)));
+                    batch.push((
+                        k - first,
+                        clone.take().expect("window state"),
+                        std::mem::take(&mut buf),
+                    ));
                     k += 1;
                     if batch.len() == BATCH || k == last {
                         // Windows go to the pool in batches: a worker that runs out of work spins
@@ -269,30 +315,47 @@ pub fn windows_from(
         let results = slot
             .into_inner()
             .unwrap_or_else(|e| e.into_inner())
-            .ok_or_else(|| Error::config(format!("input: ended before sample window {}", first + n)))?;
-        ws.push(Window { index: first + n, start: starts[first + n], results });
+            .ok_or_else(|| {
+                Error::config(format!("input: ended before sample window {}", first + n))
+            })?;
+        ws.push(Window {
+            index: first + n,
+            start: starts[first + n],
+            results,
+        });
     }
     let complete = totals.records == run.max_records;
-    Ok(Sampled { windows: ws, totals, complete })
+    Ok(Sampled {
+        windows: ws,
+        totals,
+        complete,
+    })
 }
 
 /// The bindings' entry point: a [`Run`] with its `sampling`, JSON in, the windows as JSON out.
 pub fn windows_json(json: &str, interrupted: &dyn Fn() -> bool) -> Result<String> {
     let run: Run = serde_json::from_str(json).map_err(|e| Error::config(format!("config: {e}")))?;
-    let sampling = run.sampling.clone().ok_or_else(|| Error::config("sampling: missing"))?;
+    let sampling = run
+        .sampling
+        .clone()
+        .ok_or_else(|| Error::config("sampling: missing"))?;
     let ws = windows(&run, &sampling, interrupted)?;
     Ok(serde_json::to_string(&ws).expect("results serialise"))
 }
 
 /// The plan of a sampling (JSON) over `records` timed records: bad options are a config error.
 pub fn plan_json(records: u64, sampling: &str) -> Result<Vec<u64>> {
-    let s: Sampling = serde_json::from_str(sampling).map_err(|e| Error::config(format!("sampling: {e}")))?;
+    let s: Sampling =
+        serde_json::from_str(sampling).map_err(|e| Error::config(format!("sampling: {e}")))?;
     s.plan(records)
 }
 
 /// CPU seconds of the whole process (every thread), for the benchmark's CPU figures beside wall.
 fn process_seconds() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes one timespec through a valid pointer.
     if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } == 0 {
         ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -301,10 +364,13 @@ fn process_seconds() -> f64 {
     }
 }
 
+/// Wall seconds and process CPU seconds of one timed part.
+pub type Took = (f64, f64);
+
 /// Speed of sequential against sampled timing over the same records, decoded into memory
-/// first: timed records, then (wall seconds, process CPU seconds) of the sequential model and of
-/// the sampled run on `sampling.threads` threads.
-pub fn time_sampled(run: &Run, sampling: &Sampling) -> Result<(u64, (f64, f64), (f64, f64))> {
+/// first: timed records, then what the sequential model and the sampled run on
+/// `sampling.threads` threads took.
+pub fn time_sampled(run: &Run, sampling: &Sampling) -> Result<(u64, Took, Took)> {
     let mut recs = Vec::new();
     for_each(run, &|| false, |r| {
         recs.push(*r);
@@ -318,7 +384,9 @@ pub fn time_sampled(run: &Run, sampling: &Sampling) -> Result<(u64, (f64, f64), 
     let n = std::hint::black_box(sim.finish()).records;
     let seq = (t.elapsed().as_secs_f64(), process_seconds() - c);
     let (t, c) = (std::time::Instant::now(), process_seconds());
-    std::hint::black_box(windows_from(run, sampling, |f| recs.iter().try_for_each(f))?);
+    std::hint::black_box(windows_from(run, sampling, |f| {
+        recs.iter().try_for_each(f)
+    })?);
     Ok((n, seq, (t.elapsed().as_secs_f64(), process_seconds() - c)))
 }
 
@@ -329,16 +397,33 @@ mod tests {
     use crate::synth::{Synth, SynthConfig};
 
     fn sampling(window: u64, warmup: u64, interval: u64, threads: usize) -> Sampling {
-        Sampling { window, warmup, interval, threads, first: 0, last: None, seed: 0 }
+        Sampling {
+            window,
+            warmup,
+            interval,
+            threads,
+            first: 0,
+            last: None,
+            seed: 0,
+        }
     }
 
     fn records(n: u64) -> Vec<Record> {
-        Synth::new(SynthConfig { records: n, run_lines: 4, seed: 3, ..Default::default() }).collect()
+        Synth::new(SynthConfig {
+            records: n,
+            run_lines: 4,
+            seed: 3,
+            ..Default::default()
+        })
+        .collect()
     }
 
     fn run(n: u64, warm: u64) -> Run {
         Run {
-            config: Config { warmup_records: warm, ..Default::default() },
+            config: Config {
+                warmup_records: warm,
+                ..Default::default()
+            },
             trace: None,
             synth: None,
             max_records: n,
@@ -354,20 +439,39 @@ mod tests {
         let p = s.plan(10_500).unwrap();
         assert_eq!(p.len(), 10);
         for (k, &a) in p.iter().enumerate() {
-            assert!(a >= k as u64 * 1050 && a + 100 <= (k as u64 + 1) * 1050, "window {k} at {a}");
+            assert!(
+                a >= k as u64 * 1050 && a + 100 <= (k as u64 + 1) * 1050,
+                "window {k} at {a}"
+            );
         }
         assert_eq!(p, s.plan(10_500).unwrap(), "the same seed, the same plan");
-        let other = Sampling { seed: 1, ..s.clone() }.plan(10_500).unwrap();
+        let other = Sampling {
+            seed: 1,
+            ..s.clone()
+        }
+        .plan(10_500)
+        .unwrap();
         assert_ne!(p, other);
         // Offsets within units are spread, not in step: over 1,000 units of 1,000 records the
         // offsets of 100-record windows cover [0, 900] roughly uniformly.
-        let q: Vec<u64> =
-            sampling(100, 40, 1000, 1).plan(1_000_000).unwrap().iter().enumerate().map(|(k, &a)| a - k as u64 * 1000).collect();
+        let q: Vec<u64> = sampling(100, 40, 1000, 1)
+            .plan(1_000_000)
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(k, &a)| a - k as u64 * 1000)
+            .collect();
         let mean = q.iter().sum::<u64>() as f64 / q.len() as f64;
         assert!((mean - 450.0).abs() < 30.0, "mean offset {mean}");
-        assert!(q.iter().filter(|&&o| o < 300).count() > 280 && q.iter().filter(|&&o| o > 600).count() > 280);
+        assert!(
+            q.iter().filter(|&&o| o < 300).count() > 280
+                && q.iter().filter(|&&o| o > 600).count() > 280
+        );
         // Units as long as a window leave no choice.
-        assert_eq!(sampling(100, 0, 100, 1).plan(800).unwrap(), (0..8).map(|k| k * 100).collect::<Vec<_>>());
+        assert_eq!(
+            sampling(100, 0, 100, 1).plan(800).unwrap(),
+            (0..8).map(|k| k * 100).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -384,7 +488,13 @@ mod tests {
         // 7,999 records leave 7 units of 1,000: too few; none at all below one interval.
         assert!(err(sampling(100, 40, 1000, 1), 7_999).starts_with("sample_interval:"));
         assert!(err(sampling(100, 40, 1000, 1), 10).contains("leave 0 window"));
-        assert_eq!(sampling(100, 40, 1000, MAX_THREADS).plan(8_000).unwrap().len(), 8);
+        assert_eq!(
+            sampling(100, 40, 1000, MAX_THREADS)
+                .plan(8_000)
+                .unwrap()
+                .len(),
+            8
+        );
     }
 
     #[test]
@@ -398,8 +508,16 @@ mod tests {
         let json = |w: &Sampled| serde_json::to_string(&w.windows).unwrap();
         assert_eq!(json(&one), json(&go(&sampling(600, 300, 3000, 3))));
         // Windows 0..7 and 7..20 timed apart (two cluster tasks) are the windows of one run.
-        let a = go(&Sampling { first: 0, last: Some(7), ..sampling(600, 300, 3000, 2) });
-        let b = go(&Sampling { first: 7, last: None, ..sampling(600, 300, 3000, 2) });
+        let a = go(&Sampling {
+            first: 0,
+            last: Some(7),
+            ..sampling(600, 300, 3000, 2)
+        });
+        let b = go(&Sampling {
+            first: 7,
+            last: None,
+            ..sampling(600, 300, 3000, 2)
+        });
         assert!(!a.complete && b.complete && b.totals == one.totals);
         let joined: Vec<_> = a.windows.iter().chain(&b.windows).cloned().collect();
         assert_eq!(serde_json::to_string(&joined).unwrap(), json(&one));
@@ -427,16 +545,26 @@ mod tests {
         // A fork (what a sampled run times) is the warmed machine itself.
         let json = |r: &Results| serde_json::to_string(r).unwrap();
         let forked = time_window(warmed.fork(&cfg).unwrap(), window, 100);
-        assert_eq!(json(&forked), json(&time_window(warmed.clone(), window, 100)));
+        assert_eq!(
+            json(&forked),
+            json(&time_window(warmed.clone(), window, 100))
+        );
         let b = time_window(warmed, window, 0);
         let cold = time_window(Sim::new(&cfg).unwrap(), window, 0);
-        for (x, y) in [(&a, &b)] {
-            assert_eq!(x.frequent_words, y.frequent_words);
-            assert_eq!(x.frequent_words_paired_reordered, y.frequent_words_paired_reordered);
-            assert_eq!(x.frequent_words_paired_at_fetch, y.frequent_words_paired_at_fetch);
-            assert_eq!(x.tlb_misses, y.tlb_misses);
-            assert_eq!(x.bitmap_misses + x.bitmap_walk_fetches, y.bitmap_misses + y.bitmap_walk_fetches);
-        }
+        assert_eq!(a.frequent_words, b.frequent_words);
+        assert_eq!(
+            a.frequent_words_paired_reordered,
+            b.frequent_words_paired_reordered
+        );
+        assert_eq!(
+            a.frequent_words_paired_at_fetch,
+            b.frequent_words_paired_at_fetch
+        );
+        assert_eq!(a.tlb_misses, b.tlb_misses);
+        assert_eq!(
+            a.bitmap_misses + a.bitmap_walk_fetches,
+            b.bitmap_misses + b.bitmap_walk_fetches
+        );
         assert!(cold.frequent_words < b.frequent_words);
         assert!(cold.tlb_misses > b.tlb_misses);
     }

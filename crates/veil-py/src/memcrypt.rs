@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 use veil_core::interrupt;
 use veil_memcrypt::input;
+use veil_memcrypt::sampled;
 use veil_memcrypt::Error;
 
 fn err(e: Error) -> PyErr {
@@ -58,7 +59,7 @@ fn sample_windows(py: Python<'_>, run: &str) -> PyResult<String> {
 /// Benchmark: (timed records, (wall, process CPU) seconds sequential, the same sampled) over
 /// the same records decoded into memory; `run` carries its `sampling`.
 #[pyfunction]
-fn time_sampled(py: Python<'_>, run: &str) -> PyResult<(u64, (f64, f64), (f64, f64))> {
+fn time_sampled(py: Python<'_>, run: &str) -> PyResult<(u64, sampled::Took, sampled::Took)> {
     let r: input::Run = serde_json::from_str(run).map_err(|e| PyValueError::new_err(format!("config: {e}")))?;
     let s = r.sampling.clone().ok_or_else(|| PyValueError::new_err("sampling: missing"))?;
     py.allow_threads(move || veil_memcrypt::sampled::time_sampled(&r, &s)).map_err(err)

@@ -43,7 +43,12 @@ _NOT_SUMMED = {"ipc", "dram_unloaded", "warmup_records"}
 
 
 def sampling_options(cfg: Any, first: int = 0, last: int | None = None) -> dict[str, Any]:
-    threads = cfg.threads or os.cpu_count() or 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    # Unset: every core this process may run on (a sweep sets a share per point).
+    threads = cfg.threads or cores
     return {"window": cfg.sample_window, "warmup": cfg.sample_warmup, "interval": cfg.sample_interval,
             "threads": threads, "first": first, "last": last, "seed": cfg.seed}
 
