@@ -150,3 +150,7 @@ def _register():
 
 
 OBSERVER = _register()
+
+# The active attacker (tamper a slot, watch the replies) lives in its own module; `veil leak`
+# imports only this one, so importing it here registers `oram.tamper` too.
+from veil.oram import tamper as _tamper  # noqa: E402,F401
