@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod error;
+mod fifo;
 pub mod keyx;
 pub mod knuth;
 pub mod memsys;

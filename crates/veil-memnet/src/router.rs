@@ -17,6 +17,7 @@
 use std::collections::VecDeque;
 
 use crate::config::RouterConfig;
+use crate::fifo::Fifo;
 use crate::packet::{Flit, PacketSlab, RouteSet};
 use crate::routing::{Draw, RoutingFunction, VcMap};
 use crate::topology::{End, Topology};
@@ -94,10 +95,10 @@ pub struct Router {
     pub cred_q: Vec<VecDeque<u8>>,
     sw_in_ptr: Vec<u16>,
     sw_rr_offset: Vec<u8>,
-    route_q: VecDeque<Entry>,
-    vc_q: VecDeque<Entry>,
-    sw_q: VecDeque<Entry>,
-    xbar_q: VecDeque<XEntry>,
+    route_q: Fifo<Entry>,
+    vc_q: Fifo<Entry>,
+    sw_q: Fifo<Entry>,
+    xbar_q: Fifo<XEntry>,
     /// Items waiting in out_q / cred_q (to skip idle routers cheaply).
     pub pending_out: u32,
     /// Head flits that left this step, (packet, output port): their hop count and lookahead
@@ -213,10 +214,10 @@ impl Router {
             cred_q: (0..radix).map(|_| VecDeque::new()).collect(),
             sw_in_ptr: vec![0; radix],
             sw_rr_offset: vec![0; radix],
-            route_q: VecDeque::new(),
-            vc_q: VecDeque::new(),
-            sw_q: VecDeque::new(),
-            xbar_q: VecDeque::new(),
+            route_q: Fifo::default(),
+            vc_q: Fifo::default(),
+            sw_q: Fifo::default(),
+            xbar_q: Fifo::default(),
             pending_out: 0,
             sent_heads: Vec::new(),
         }
@@ -321,7 +322,7 @@ impl Router {
         // ---- VC allocation: evaluate ----
         // Work on a contiguous slice of the queue (put back below): no per-access wrapping.
         let mut q = std::mem::take(&mut self.vc_q);
-        let qs = q.make_contiguous();
+        let qs = q.as_mut_slice();
         let n_new = unevaluated_prefix(qs);
         if n_new > 0 {
             s.s_touched.clear();
@@ -401,7 +402,7 @@ impl Router {
         let radix = self.radix;
         // ---- switch allocation: evaluate ----
         let mut q = std::mem::take(&mut self.sw_q);
-        let qs = q.make_contiguous();
+        let qs = q.as_mut_slice();
         let n_new = unevaluated_prefix(qs);
         if n_new > 0 {
             s.s_req_touched.clear();
