@@ -404,7 +404,23 @@ impl Router {
         let mut q = std::mem::take(&mut self.sw_q);
         let qs = q.as_mut_slice();
         let n_new = unevaluated_prefix(qs);
-        if n_new > 0 {
+        if n_new == 1 {
+            // A lone request (most steps below saturation): both arbiters grant it unless
+            // its output VC is full; the general path below would give the same result.
+            let e = &mut qs[0];
+            let inp = e.input as usize;
+            let ivc = inp * v + e.vc as usize;
+            let o = self.out_port[ivc] as usize;
+            if self.ovc_occ[o * v + self.out_vc[ivc] as usize] as usize >= pr.buf {
+                e.res = STALL_FULL;
+            } else {
+                e.res = o as i32;
+                self.sw_in_ptr[inp] = wrap(o + 1, radix) as u16;
+                self.sw_out_ptr[o] = wrap(inp + 1, radix) as u16;
+                self.sw_rr_offset[inp] = wrap(e.vc as usize + 1, v) as u8;
+            }
+            e.time = now + pr.sw_alloc_delay - 1;
+        } else if n_new > 0 {
             s.s_req_touched.clear();
             for i in 0..n_new {
                 let e = qs[i];
@@ -485,18 +501,18 @@ impl Router {
                 s.s_in_choice[inp] = -1;
                 s.s_out_best[o] = -1;
             }
-            if pr.sw_alloc_delay > 1 {
-                for i in 0..qs.len() {
-                    let e = qs[i];
-                    if now < e.time {
-                        break;
-                    }
-                    if e.res >= 0 {
-                        let ivc = e.input as usize * v + e.vc as usize;
-                        let ovc = e.res as usize * v + self.out_vc[ivc] as usize;
-                        if self.ovc_occ[ovc] as usize >= pr.buf {
-                            qs[i].res = STALL_FULL;
-                        }
+        }
+        if n_new > 0 && pr.sw_alloc_delay > 1 {
+            for i in 0..qs.len() {
+                let e = qs[i];
+                if now < e.time {
+                    break;
+                }
+                if e.res >= 0 {
+                    let ivc = e.input as usize * v + e.vc as usize;
+                    let ovc = e.res as usize * v + self.out_vc[ivc] as usize;
+                    if self.ovc_occ[ovc] as usize >= pr.buf {
+                        qs[i].res = STALL_FULL;
                     }
                 }
             }
