@@ -324,7 +324,36 @@ impl Router {
         let mut q = std::mem::take(&mut self.vc_q);
         let qs = q.as_mut_slice();
         let n_new = unevaluated_prefix(qs);
-        if n_new > 0 {
+        if n_new == 1 {
+            // A lone request: the output arbiter grants whatever free output VC the input
+            // arbiter picks; the general path below would give the same result.
+            let e = &mut qs[0];
+            let ivc = e.input as usize * v + e.vc as usize;
+            let rs = self.route[ivc];
+            let ptr = self.vc_in_ptr[ivc] as usize;
+            let mut best = -1i32;
+            let mut best_d = u32::MAX;
+            for ov in rs.vc_lo..=rs.vc_hi {
+                let o_l = rs.port as usize * v + ov as usize;
+                if self.ovc_in_use[o_l] {
+                    continue;
+                }
+                let d = wrap(o_l + nvc - ptr, nvc) as u32;
+                if d < best_d {
+                    best_d = d;
+                    best = o_l as i32;
+                }
+            }
+            if best < 0 {
+                e.res = STALL_BUSY;
+            } else {
+                let o_l = best as usize;
+                self.vc_out_ptr[o_l] = wrap(ivc + 1, nvc) as u16;
+                self.vc_in_ptr[ivc] = wrap(o_l + 1, nvc) as u16;
+                e.res = best;
+            }
+            e.time = now + pr.vc_alloc_delay - 1;
+        } else if n_new > 0 {
             s.s_touched.clear();
             for i in 0..n_new {
                 let e = qs[i];
@@ -379,15 +408,15 @@ impl Router {
             for &o_l in &s.s_touched {
                 s.s_best[o_l as usize] = -1;
             }
-            if pr.vc_alloc_delay > 1 {
-                for i in 0..qs.len() {
-                    let e = qs[i];
-                    if now < e.time {
-                        break;
-                    }
-                    if e.res >= 0 && self.ovc_in_use[e.res as usize] {
-                        qs[i].res = STALL_BUSY;
-                    }
+        }
+        if n_new > 0 && pr.vc_alloc_delay > 1 {
+            for i in 0..qs.len() {
+                let e = qs[i];
+                if now < e.time {
+                    break;
+                }
+                if e.res >= 0 && self.ovc_in_use[e.res as usize] {
+                    qs[i].res = STALL_BUSY;
                 }
             }
         }
