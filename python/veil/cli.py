@@ -225,6 +225,25 @@ def cmd_sweep(args) -> int:
     return 1 if out.failed else 0
 
 
+def cmd_leak(args) -> int:
+    from veil.core.errors import ConfigError
+    from veil.core.leak.run import execute, lines, load
+    from veil.core.paths import check_output_file
+
+    if args.jobs < 1:
+        raise ConfigError(f"--jobs {args.jobs}: must be at least 1")
+    if args.json:
+        check_output_file(args.json, "--json")
+    cfg = load(args.config, args.overrides)
+    with _store(args) as store:
+        report = execute(cfg, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force)
+    print("\n".join(lines(report)))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
 def cmd_reproduce(args) -> int:
     from veil.core.paths import check_output_dir
     from veil.core.report import reproduce
@@ -393,6 +412,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--no-progress", action="store_true",
                    help="no progress line (drawn on a terminal only unless VEIL_PROGRESS=1)")
     s.set_defaults(handler=cmd_run)
+
+    s = sub.add_parser("leak", parents=[store_opt],
+                       help="an attacker of one system tries to tell two secrets apart (verdicts with measured power)")
+    s.add_argument("config", help="TOML: system, observer, setting, a, b, repeats, seed, size, alpha")
+    s.add_argument("overrides", nargs="*", metavar="key=value", help="set config keys (setting=plain, repeats=16)")
+    s.add_argument("--jobs", type=int, default=1, help="local worker processes for the runs")
+    s.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://HOST:8786: the runs go there")
+    s.add_argument("--json", help="also write the full report to this file")
+    s.add_argument("--force", action="store_true", help="recompute even if the store has this verdict")
+    s.set_defaults(handler=cmd_leak)
 
     s = sub.add_parser("sweep", parents=[store_opt], help="run a parameter sweep (cached points skipped)")
     s.add_argument("sweep", help="sweep TOML: experiment, [base], [grid], [zip]")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from veil.core import ConfigError
-from veil.core.leak.observer import Observer, Run, observer, register_observer
+from veil.core.leak.observer import Observer, Run, observer, observers, register_observer, unregister_observer
 
 
 def _run(setting, pattern, seed, size):
@@ -17,8 +17,15 @@ OBS = Observer(system="toy", name="probe", sees="a count per window", settings={
                patterns={"a": "one", "b": "two"}, run=_run, leaky=("plain",))
 
 
-def test_registered_observer_is_found_and_checks_its_inputs():
+@pytest.fixture
+def toy():
     register_observer(OBS)
+    yield OBS
+    unregister_observer("toy", "probe")  # listings elsewhere must not show the throw-away observer
+    assert ("toy", "probe") not in observers()
+
+
+def test_registered_observer_is_found_and_checks_its_inputs(toy):
     assert observer("toy", "probe") is OBS
     OBS.check("plain", "a", "b")
     with pytest.raises(ConfigError, match="setting: unknown 'padded'.*known: plain"):

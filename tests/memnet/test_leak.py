@@ -240,3 +240,25 @@ def test_calibrate_on_a_traced_program(veil_cli, tmp_path):
     one_line_error(veil_cli("memnet", "leak", "--calibrate", "absent.vtrace"), "--calibrate")
     one_line_error(veil_cli("memnet", "leak", "--calibrate", "t.vtrace", "--pairs", "3"), "needs at least 13")
     one_line_error(veil_cli("memnet", "leak"), "config")
+
+
+def test_shared_observer_sees_the_wire_only_and_flags_minimal():
+    """`veil leak` runs the same channel recording: its features are counts of packets per next
+    destination, gaps between injections and packet/flit/traversal counts, all read off the wire;
+    minimal routing is the negative control and is caught."""
+    from veil.core.leak.analyse import analyse
+    from veil.core.leak.observer import observer
+    from veil.memnet import observer as memnet_observer  # noqa: F401  (registers memnet.channels)
+
+    obs = observer("memnet", "channels")
+    assert obs.leaky == ("minimal", "direct") and "ghost_minimal" in obs.defences
+    assert set(obs.settings) == set(REGISTERED)
+    ra, rb = obs.run("minimal", "uniform", 3, 30), obs.run("minimal", "hotspot", 3, 30)
+    for r in (ra, rb):
+        assert set(r.features) == {"spatial", "temporal", "volume"} and r.counts == ("spatial",)
+    # the same columns whatever the secret: nodes (destinations), two gap statistics, volume counts
+    assert [r.features[f].shape[1] for f in ("spatial", "temporal", "volume")] == \
+           [rb.features[f].shape[1] for f in ("spatial", "temporal", "volume")]
+    rep = analyse(obs, "minimal", "uniform", "hotspot", repeats=13, seed=1, size=30, power_trials=5)
+    assert rep["negative_control"] and rep["families"]["spatial"]["leaks"]
+    assert rep["families"]["spatial"]["power"] >= 0.95

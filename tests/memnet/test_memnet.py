@@ -146,3 +146,41 @@ def test_cli_latency_load_figure(veil_cli, tmp_path):
     assert r.rc == 0, r.err
     assert "saturated" in r.out and (tmp_path / "fig" / "ll.png").stat().st_size > 1000
     one_line_error(veil_cli("memnet", "latency-load", "m.toml", "--rates", "x"), "--rates")
+
+
+@pytest.mark.parametrize("extra", [
+    # 144 and 136 routers: above the size where routers step on threads.
+    {"k": 12, "rng": "booksim", "rate": 0.3},
+    {"topology": "dragonfly", "p": 2, "a": 8, "h": 2, "routing": "min", "num_vcs": 2, "rate": 0.4,
+     "internal_speedup": 2.0, "rng": "booksim"},
+])
+def test_results_identical_for_one_and_two_threads(extra):
+    one, _ = compute("memnet.latency_load", {**FAST, **extra, "threads": 1})
+    two, _ = compute("memnet.latency_load", {**FAST, **extra, "threads": 2})
+    assert (one.pop("threads"), two.pop("threads")) == (1, 2)
+    one.pop("wall_seconds")
+    two.pop("wall_seconds")
+    assert one == two
+    assert one["packets_measured"] > 1000
+
+
+def test_small_network_steps_on_one_thread():
+    r, _ = compute("memnet.latency_load", {**FAST, "threads": 2})
+    assert r["threads"] == 1  # 64 routers: below the parallel threshold
+
+
+@pytest.mark.parametrize("threads", [0, 1025, -1])
+def test_bad_thread_count_one_line_exit_2(veil_cli, tmp_path, threads):
+    write(tmp_path / "t.toml", f'experiment = "memnet.latency_load"\nthreads = {threads}\n')
+    one_line_error(veil_cli("run", "t.toml"), "threads")
+
+
+def test_sweep_shares_cores_between_points():
+    from veil.core.sweep import cores, share_threads
+
+    payload = [(i, {"threads": None}) for i in range(8)] + [(8, {"threads": 3}), (9, {})]
+    share_threads(payload, jobs=64)
+    assert [c.get("threads") for _, c in payload] == [1] * 8 + [3, None]
+    two = [(0, {"threads": None}), (1, {"threads": None})]
+    share_threads(two, jobs=2)
+    assert two[0][1]["threads"] == max(1, cores() // 2)

@@ -40,6 +40,23 @@ def test_every_request_answered_and_deterministic():
     assert a["dram_reads"] == a["reads"]
 
 
+def test_results_identical_for_1_and_2_threads(tmp_path):
+    from veil import _native
+
+    # Trace records read ahead on a worker (over a batch per core) and synthetic streams with a
+    # secure algorithm's random draws: the same results whatever the thread count.
+    path = str(tmp_path / "t.vtrace")
+    _native.memnet.memsys_write_synthetic_trace(path, 4 * 1500, 4, 2)
+    for kw in ({"workload": "trace", "trace": path, "cpus": 4, "encryption": "source_otp"},
+               {"injection": "ghost_minimal", "requests_per_cpu": 1100}):
+        one, two = run(**kw, threads=1), run(**kw, threads=2)
+        for r in (one, two):
+            r.pop("wall_seconds")
+            r.pop("cycles_per_second")
+        assert one == two
+        assert one["responses"] == one["reads"] + one["writes"] > 0
+
+
 def test_paper_ordering_of_encryption_costs():
     rt = {u: run(encryption=u, workload="batch")["runtime_cycles"] for u in UARCHS}
     assert rt["per_hop_aes"] > rt["per_hop_otp"] > rt["none"]
@@ -60,6 +77,8 @@ def test_functional_mode_round_trips():
     ({"address_mapping": "RW:VL:LY:CLL"}, "does not cover the address bits: field CB"),
     ({"address_space": 2**40}, "exceed the modules' capacity"),
     ({"cpus": 2, "placement": [3, 3]}, "no free terminal"),
+    ({"threads": 0}, "threads"),
+    ({"threads": 1025}, "threads"),
 ])
 def test_bad_input_one_line_exit_2(veil_cli, tmp_path, extra, needle):
     lines = ['experiment = "memnet.memsys"']

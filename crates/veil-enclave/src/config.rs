@@ -117,6 +117,9 @@ pub struct Config {
     pub clock_ghz: f64,
     /// Web page (file) size served per request.
     pub page_bytes: u64,
+    /// The enclave serves every page from a copy in its own memory: no file calls (open,
+    /// fstat, lseek, read, close), only ioctl, recv and the two sends (a cache hit).
+    pub cached_pages: bool,
     /// HTTP request size received per request.
     pub http_request_bytes: u64,
     /// HTTP response header size.
@@ -197,6 +200,7 @@ impl Default for Config {
             sses: 0,
             clock_ghz: 1.0,
             page_bytes: 16 * 1024,
+            cached_pages: false,
             http_request_bytes: 512,
             header_bytes: 256,
             ecall_cycles: 9000.0,

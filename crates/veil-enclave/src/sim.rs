@@ -14,7 +14,7 @@ use veil_core::{Cycle, EventQueue, RngStreams, StreamRng};
 
 use crate::cache::{Hierarchy, Latency, HOME_SHIFT};
 use crate::config::{Config, Model, Policy};
-use crate::workload::{server_steps, Step};
+use crate::workload::{server_steps, server_steps_cached, Step};
 
 mod price;
 mod sched;
@@ -385,7 +385,7 @@ impl<'a> Sim<'a> {
         let cyc = |ns: f64| (ns * cfg.clock_ghz).round() as Cycle;
         Sim {
             cfg,
-            steps: server_steps(),
+            steps: if cfg.cached_pages { server_steps_cached() } else { server_steps() },
             q: EventQueue::new(),
             mem,
             units,

@@ -152,6 +152,9 @@ pub struct Dram {
     /// Accesses by row outcome (hit, closed, conflict): indexed, not matched, since the outcome
     /// is as good as random and a branch on it mispredicts.
     counts: [u64; 3],
+    /// Every access as a bus observer sees it, (command time, line, last beat), when asked
+    /// for (`log_accesses`): the memory bus's view for the leakage observer.
+    log: Option<Vec<(f64, u64, f64)>>,
 }
 
 const CLOSED: u64 = u64::MAX;
@@ -193,6 +196,7 @@ impl Dram {
             lat_cycles: [0.0; 3],
             hold_cycles: [0.0; 3],
             counts: [0; 3],
+            log: None,
         };
         for o in 0..3 {
             d.lat_cycles[o] = d.latency(o) * clk;
@@ -302,7 +306,20 @@ impl Dram {
         // The bank is held as long as its burst waits for the bus.
         let end = data - lat + self.hold_cycles[o] + extra;
         self.banks[bi].busy.insert(bank_at, Busy { start, end, row });
+        if let Some(log) = &mut self.log {
+            log.push((start, line, done));
+        }
         done
+    }
+
+    /// From now on, keep every access (command time, line, last beat) for [`Self::accesses`].
+    pub fn log_accesses(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// The accesses kept since [`Self::log_accesses`] (empty if it was not called).
+    pub fn accesses(&self) -> &[(f64, u64, f64)] {
+        self.log.as_deref().unwrap_or(&[])
     }
 
     /// Forgets reservations that end by `t`: no request is made before the core's time, so

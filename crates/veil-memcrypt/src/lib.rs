@@ -12,6 +12,7 @@
 //! | SDRAM, crypto engine pool | [`dram`], [`engines`] |
 //! | interval-model timing over an L2 miss trace | [`sim`] |
 //! | configuration | [`config`] |
+//! | the memory bus's view of a stream (leakage observer) | [`bus`] |
 //! | synthetic miss streams for tests | [`synth`] |
 
 // `usize::is_multiple_of` is newer than the workspace's rust-version (1.75); the chunk loops
@@ -19,6 +20,7 @@
 #![allow(clippy::manual_is_multiple_of, clippy::needless_range_loop)]
 
 pub mod bitmap;
+pub mod bus;
 pub mod config;
 pub mod deps;
 pub mod dram;

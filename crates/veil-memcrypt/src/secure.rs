@@ -170,7 +170,7 @@ impl Counters {
 }
 
 /// Keys derived from a seed (a simulation stand-in for keys fused into the processor).
-fn key(seed: u64, label: u64, n: usize) -> Vec<u8> {
+pub(crate) fn key(seed: u64, label: u64, n: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(n);
     let mut x = veil_core::rng::splitmix64(seed ^ label.wrapping_mul(0xA24B_AED4_963E_E407));
     while out.len() < n {

@@ -221,6 +221,8 @@ pub struct Sim {
     r: Results,
     mem_sum: f64,
     crypto_sum: f64,
+    /// The last load fill's latency as the program sees it (issue to usable data), cycles.
+    last_load: f64,
     /// The CPU has x86-64-v3's integer extensions (POPCNT, BMI1/2, LZCNT) and AVX2 (checked
     /// once): `step` runs a copy of the hot path compiled with them.
     x86_v3: bool,
@@ -281,6 +283,7 @@ impl Sim {
             r: Results::default(),
             mem_sum: 0.0,
             crypto_sum: 0.0,
+            last_load: 0.0,
             x86_v3: has_x86_v3(),
         })
     }
@@ -602,6 +605,21 @@ impl Sim {
         self.eng.use_portable_code();
     }
 
+    /// Keep every SDRAM access from now on (the bus observer's view, [`Self::bus_accesses`]).
+    pub fn log_bus(&mut self) {
+        self.dram.log_accesses();
+    }
+
+    /// The SDRAM accesses since [`Self::log_bus`]: (command time, line, last beat), cycles.
+    pub fn bus_accesses(&self) -> &[(f64, u64, f64)] {
+        self.dram.accesses()
+    }
+
+    /// The latency of the last load fill as the program that issued it measures it, cycles.
+    pub fn last_load_latency(&self) -> f64 {
+        self.last_load
+    }
+
     /// Processes one record.
     #[inline]
     pub fn step(&mut self, rec: &Record) {
@@ -672,6 +690,7 @@ impl Sim {
                 self.r.bitmap_wait_cycles += bm_wait;
                 self.mem_sum += data - t0;
                 self.crypto_sum += ready - data;
+                self.last_load = ready - t0;
                 self.window.push_back((self.q, ready));
             }
             Kind::StoreFill => {

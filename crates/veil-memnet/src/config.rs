@@ -245,7 +245,13 @@ pub struct SimConfig {
     /// (BookSim2's global Knuth generators drawn in BookSim2's order: with the booksim
     /// presets a run reproduces BookSim2 with the same seed draw for draw).
     pub rng: String,
+    /// Threads one simulation steps its routers on (None: every core). Results do not
+    /// depend on it; small networks step serially whatever it says (see `router`).
+    pub threads: Option<usize>,
 }
+
+/// The most threads a run may ask for.
+pub const MAX_THREADS: usize = 1024;
 
 impl Default for SimConfig {
     fn default() -> Self {
@@ -260,6 +266,7 @@ impl Default for SimConfig {
             channel_detail: false,
             vc_classes: true,
             rng: "streams".into(),
+            threads: None,
         }
     }
 }
@@ -301,9 +308,19 @@ impl SimConfig {
     }
 
     /// Checks parameters that serde cannot: impossible values name the field.
+    /// The threads a run steps its routers on.
+    pub fn threads(&self) -> usize {
+        self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let r = &self.router;
         let bad = |m: String| Err(ConfigError(m));
+        if let Some(n) = self.threads {
+            if n == 0 || n > MAX_THREADS {
+                return bad(format!("threads: must be in 1..={MAX_THREADS} (got {n})"));
+            }
+        }
         if r.num_vcs == 0 {
             return bad("router.num_vcs: must be at least 1 (got 0)".into());
         }

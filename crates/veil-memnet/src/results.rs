@@ -61,6 +61,9 @@ pub struct SimResult {
     pub batch_cycles: Option<u64>,
     pub cycles_simulated: u64,
     pub wall_seconds: f64,
+    /// Threads the routers stepped on (a fact of the run, like its wall time: the other
+    /// fields do not depend on it).
+    pub threads: usize,
     /// Packets, flits and credits balanced after the final drain.
     pub conservation_ok: bool,
     pub nodes: usize,

@@ -54,18 +54,24 @@ struct XEntry {
     out: u16,
 }
 
-pub struct Routers {
+/// Timing and flow-control settings shared by every router.
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
     pub v: usize,
     pub buf: usize,
-    pub n: usize,
     routing_delay: i64,
     vc_alloc_delay: i64,
     sw_alloc_delay: i64,
     st_delay: i64,
     wait_for_tail_credit: bool,
-    /// Global port base per router; ports of r are base[r]..base[r+1].
-    pub base: Vec<usize>,
-    // Per input VC (global port * v + vc).
+}
+
+/// One router. Its state lives in arrays of its own, indexed by local port / VC numbers, so
+/// that a router's working set sits together in memory and routers can step on different
+/// threads without sharing anything they write.
+pub struct Router {
+    pub radix: usize,
+    // Per input VC (port * v + vc).
     q_data: Vec<Flit>,
     q_head: Vec<u16>,
     pub q_len: Vec<u16>,
@@ -73,29 +79,36 @@ pub struct Routers {
     route: Vec<RouteSet>,
     out_port: Vec<u16>,
     out_vc: Vec<u8>,
-    vc_in_ptr: Vec<u32>,
+    vc_in_ptr: Vec<u16>,
     // Per output VC.
     ovc_in_use: Vec<bool>,
     ovc_tail_sent: Vec<bool>,
     pub ovc_occ: Vec<u16>,
-    vc_out_ptr: Vec<u32>,
+    vc_out_ptr: Vec<u16>,
     // Per output port.
     pub out_q: Vec<VecDeque<(Flit, u8)>>,
     pub out_used: Vec<u32>,
     pub out_busy_until: Vec<u64>,
-    sw_out_ptr: Vec<u32>,
+    sw_out_ptr: Vec<u16>,
     // Per input port.
     pub cred_q: Vec<VecDeque<u8>>,
-    sw_in_ptr: Vec<u32>,
+    sw_in_ptr: Vec<u16>,
     sw_rr_offset: Vec<u8>,
-    // Per router.
-    route_q: Vec<VecDeque<Entry>>,
-    vc_q: Vec<VecDeque<Entry>>,
-    sw_q: Vec<VecDeque<Entry>>,
-    xbar_q: Vec<VecDeque<XEntry>>,
-    /// Items waiting in out_q / cred_q of each router (to skip idle routers cheaply).
-    pub pending_out: Vec<u32>,
-    // Scratch, sized for the largest router.
+    route_q: VecDeque<Entry>,
+    vc_q: VecDeque<Entry>,
+    sw_q: VecDeque<Entry>,
+    xbar_q: VecDeque<XEntry>,
+    /// Items waiting in out_q / cred_q (to skip idle routers cheaply).
+    pub pending_out: u32,
+    /// Head flits that left this step, (packet, output port): their hop count and lookahead
+    /// route are computed afterwards, serially in router order, so that routing's random
+    /// draws keep BookSim2's order whichever thread stepped the router.
+    pub sent_heads: Vec<(u32, u16)>,
+}
+
+/// Allocation scratch, sized for the largest router: one per thread.
+#[derive(Clone)]
+pub struct Scratch {
     s_chosen: Vec<i32>,
     s_best: Vec<i32>,
     s_best_dist: Vec<u32>,
@@ -105,6 +118,40 @@ pub struct Routers {
     s_in_choice: Vec<i32>,
     s_out_best: Vec<i32>,
     s_out_dist: Vec<u32>,
+}
+
+impl Scratch {
+    pub fn new(max_radix: usize, v: usize) -> Self {
+        Self {
+            s_chosen: vec![0; max_radix * v],
+            s_best: vec![-1; max_radix * v],
+            s_best_dist: vec![0; max_radix * v],
+            s_touched: Vec::with_capacity(max_radix * v),
+            s_req: vec![-1; max_radix * max_radix],
+            s_req_touched: Vec::with_capacity(max_radix * max_radix),
+            s_in_choice: vec![-1; max_radix],
+            s_out_best: vec![-1; max_radix],
+            s_out_dist: vec![0; max_radix],
+        }
+    }
+}
+
+/// Where a head's route comes from inside a router step: the lookahead route its packet
+/// carries (routing_delay 0; read only, so routers may step in parallel), or a route
+/// computation stage that calls the routing function (routing_delay > 0; serial only).
+pub enum Src<'a, 'b> {
+    Lookahead(&'a PacketSlab),
+    Route(&'a mut Ctx<'b>),
+}
+
+impl Src<'_, '_> {
+    #[inline]
+    fn packets(&self) -> &PacketSlab {
+        match self {
+            Src::Lookahead(p) => p,
+            Src::Route(c) => c.packets,
+        }
+    }
 }
 
 /// `x mod n` for `x < 2n` without a division (arbitration pointers and ring indices).
@@ -123,32 +170,31 @@ pub struct Ctx<'a> {
     pub rng: &'a mut dyn Draw,
 }
 
-impl Routers {
-    pub fn new(topo: &Topology, cfg: &RouterConfig) -> Self {
-        let v = cfg.num_vcs;
-        let buf = cfg.vc_buf_size;
-        let mut base = Vec::with_capacity(topo.routers + 1);
-        let mut acc = 0;
-        let mut max_radix = 0;
-        for r in 0..topo.routers {
-            base.push(acc);
-            acc += topo.radix(r);
-            max_radix = max_radix.max(topo.radix(r));
-        }
-        base.push(acc);
-        let ports = acc;
-        let ivcs = ports * v;
+impl Params {
+    pub fn new(cfg: &RouterConfig) -> Self {
         Self {
-            v,
-            buf,
-            n: topo.routers,
+            v: cfg.num_vcs,
+            buf: cfg.vc_buf_size,
             routing_delay: cfg.routing_delay as i64,
             vc_alloc_delay: cfg.vc_alloc_delay as i64,
             sw_alloc_delay: cfg.sw_alloc_delay as i64,
             st_delay: cfg.st_delay as i64,
             wait_for_tail_credit: cfg.wait_for_tail_credit,
-            base,
-            q_data: vec![Flit::default(); ivcs * buf],
+        }
+    }
+
+    /// Routers may step in parallel only when no route computation stage draws inside them.
+    pub fn lookahead(&self) -> bool {
+        self.routing_delay == 0
+    }
+}
+
+impl Router {
+    pub fn new(radix: usize, p: &Params) -> Self {
+        let ivcs = radix * p.v;
+        Self {
+            radix,
+            q_data: vec![Flit::default(); ivcs * p.buf],
             q_head: vec![0; ivcs],
             q_len: vec![0; ivcs],
             state: vec![IDLE; ivcs],
@@ -160,151 +206,136 @@ impl Routers {
             ovc_tail_sent: vec![false; ivcs],
             ovc_occ: vec![0; ivcs],
             vc_out_ptr: vec![0; ivcs],
-            out_q: (0..ports).map(|_| VecDeque::new()).collect(),
-            out_used: vec![0; ports],
-            out_busy_until: vec![0; ports],
-            sw_out_ptr: vec![0; ports],
-            cred_q: (0..ports).map(|_| VecDeque::new()).collect(),
-            sw_in_ptr: vec![0; ports],
-            sw_rr_offset: vec![0; ports],
-            route_q: (0..topo.routers).map(|_| VecDeque::new()).collect(),
-            vc_q: (0..topo.routers).map(|_| VecDeque::new()).collect(),
-            sw_q: (0..topo.routers).map(|_| VecDeque::new()).collect(),
-            xbar_q: (0..topo.routers).map(|_| VecDeque::new()).collect(),
-            pending_out: vec![0; topo.routers],
-            s_chosen: vec![0; max_radix * v],
-            s_best: vec![-1; max_radix * v],
-            s_best_dist: vec![0; max_radix * v],
-            s_touched: Vec::with_capacity(max_radix * v),
-            s_req: vec![-1; max_radix * max_radix],
-            s_req_touched: Vec::with_capacity(max_radix * max_radix),
-            s_in_choice: vec![-1; max_radix],
-            s_out_best: vec![-1; max_radix],
-            s_out_dist: vec![0; max_radix],
+            out_q: (0..radix).map(|_| VecDeque::new()).collect(),
+            out_used: vec![0; radix],
+            out_busy_until: vec![0; radix],
+            sw_out_ptr: vec![0; radix],
+            cred_q: (0..radix).map(|_| VecDeque::new()).collect(),
+            sw_in_ptr: vec![0; radix],
+            sw_rr_offset: vec![0; radix],
+            route_q: VecDeque::new(),
+            vc_q: VecDeque::new(),
+            sw_q: VecDeque::new(),
+            xbar_q: VecDeque::new(),
+            pending_out: 0,
+            sent_heads: Vec::new(),
         }
-    }
-
-    #[inline]
-    pub fn radix(&self, r: usize) -> usize {
-        self.base[r + 1] - self.base[r]
     }
 
     /// True when the router has nothing to evaluate in an internal step.
     #[inline]
-    pub fn idle(&self, r: usize) -> bool {
-        self.vc_q[r].is_empty() && self.sw_q[r].is_empty() && self.xbar_q[r].is_empty() && self.route_q[r].is_empty()
+    pub fn idle(&self) -> bool {
+        self.vc_q.is_empty() && self.sw_q.is_empty() && self.xbar_q.is_empty() && self.route_q.is_empty()
     }
 
-    /// Flits buffered anywhere inside routers (conservation check).
+    /// Flits buffered anywhere inside the router (conservation check).
     pub fn buffered_flits(&self) -> u64 {
         let inq: u64 = self.q_len.iter().map(|&x| x as u64).sum();
         let outq: u64 = self.out_q.iter().map(|q| q.len() as u64).sum();
-        let xb: u64 = self.xbar_q.iter().map(|q| q.len() as u64).sum();
-        inq + outq + xb
+        inq + outq + self.xbar_q.len() as u64
     }
 
     pub fn credits_outstanding(&self) -> u64 {
         self.ovc_occ.iter().map(|&x| x as u64).sum::<u64>() + self.cred_q.iter().map(|q| q.len() as u64).sum::<u64>()
     }
 
-    /// A flit arrives on global input port `gp` (BookSim's input queuing).
-    pub fn receive_flit(&mut self, r: usize, gp: usize, flit: Flit, vc: usize, packets: &PacketSlab) {
-        let ivc = gp * self.v + vc;
+    /// A flit arrives on input port `input` (BookSim's input queuing).
+    pub fn receive_flit(&mut self, p: &Params, input: usize, flit: Flit, vc: usize, packets: &PacketSlab) {
+        let ivc = input * p.v + vc;
         let len = self.q_len[ivc] as usize;
-        debug_assert!(len < self.buf, "input buffer overflow: credits broken");
-        let slot = wrap(self.q_head[ivc] as usize + len, self.buf);
-        self.q_data[ivc * self.buf + slot] = flit;
+        debug_assert!(len < p.buf, "input buffer overflow: credits broken");
+        let slot = wrap(self.q_head[ivc] as usize + len, p.buf);
+        self.q_data[ivc * p.buf + slot] = flit;
         self.q_len[ivc] += 1;
-        let input = (gp - self.base[r]) as u16;
+        let input = input as u16;
         match self.state[ivc] {
             IDLE => {
                 debug_assert!(flit.head());
-                self.start_head(r, ivc, input, vc as u8, flit, packets);
+                self.start_head(p, ivc, input, vc as u8, flit, packets);
             }
             ACTIVE if len == 0 => {
-                self.sw_q[r].push_back(Entry { time: -1, input, vc: vc as u8, res: -1 });
+                self.sw_q.push_back(Entry { time: -1, input, vc: vc as u8, res: -1 });
             }
             _ => {}
         }
     }
 
-    fn start_head(&mut self, r: usize, ivc: usize, input: u16, vc: u8, flit: Flit, packets: &PacketSlab) {
-        if self.routing_delay > 0 {
+    fn start_head(&mut self, p: &Params, ivc: usize, input: u16, vc: u8, flit: Flit, packets: &PacketSlab) {
+        if p.routing_delay > 0 {
             self.state[ivc] = ROUTING;
-            self.route_q[r].push_back(Entry { time: -1, input, vc, res: -1 });
+            self.route_q.push_back(Entry { time: -1, input, vc, res: -1 });
         } else {
             self.route[ivc] = packets.get(flit.pkt()).la;
             self.state[ivc] = VC_ALLOC;
-            self.vc_q[r].push_back(Entry { time: -1, input, vc, res: -1 });
+            self.vc_q.push_back(Entry { time: -1, input, vc, res: -1 });
         }
     }
 
-    /// A credit for output VC `vc` of global output port `gp` is processed.
+    /// A credit for output VC `vc` of output port `port` is processed.
     #[inline]
-    pub fn receive_credit(&mut self, gp: usize, vc: usize) {
-        let ovc = gp * self.v + vc;
+    pub fn receive_credit(&mut self, p: &Params, port: usize, vc: usize) {
+        let ovc = port * p.v + vc;
         debug_assert!(self.ovc_occ[ovc] > 0);
         self.ovc_occ[ovc] -= 1;
-        self.out_used[gp] -= 1;
-        if self.wait_for_tail_credit && self.ovc_occ[ovc] == 0 && self.ovc_tail_sent[ovc] {
+        self.out_used[port] -= 1;
+        if p.wait_for_tail_credit && self.ovc_occ[ovc] == 0 && self.ovc_tail_sent[ovc] {
             self.ovc_in_use[ovc] = false;
         }
     }
 
     #[inline]
-    fn front(&self, ivc: usize) -> Flit {
-        self.q_data[ivc * self.buf + self.q_head[ivc] as usize]
+    fn front(&self, buf: usize, ivc: usize) -> Flit {
+        self.q_data[ivc * buf + self.q_head[ivc] as usize]
     }
 
-    fn lookahead(&self, ctx: &mut Ctx, r: usize, out: usize, pkt: u32) {
-        let link = ctx.topo.out[r][out];
-        let p = ctx.packets.get_mut(pkt);
-        match link.to {
-            End::Router { r: nr, port } => {
-                let (port_out, class) = ctx.routing.route(nr as usize, port as usize, &mut p.route, ctx.rng);
-                let (lo, hi) = ctx.vcmap.range(p.msg as usize, class);
-                p.la = RouteSet { port: port_out as u16, vc_lo: lo, vc_hi: hi };
-            }
-            _ => p.la = RouteSet::default(),
-        }
-    }
-
-    /// One internal step of router `r` at cycle `now`.
-    pub fn step(&mut self, r: usize, now: u64, ctx: &mut Ctx) {
+    /// One internal step at cycle `now`. `r` is the router's number (for routing).
+    pub fn step(&mut self, r: usize, pr: &Params, s: &mut Scratch, now: u64, src: &mut Src) {
         let now = now as i64;
-        let v = self.v;
-        let base = self.base[r];
-        let radix = self.radix(r);
-        let nvc = radix * v;
-
         // ---- route computation (only with routing_delay > 0) ----
-        if self.routing_delay > 0 {
-            for e in self.route_q[r].iter_mut() {
+        if pr.routing_delay > 0 {
+            for e in self.route_q.iter_mut() {
                 if e.time >= 0 {
                     break;
                 }
-                e.time = now + self.routing_delay - 1;
+                e.time = now + pr.routing_delay - 1;
             }
         }
 
+        self.eval_vc_alloc(pr, s, now);
+        self.eval_sw_alloc(pr, s, now);
+        // ---- crossbar: evaluate ----
+        for x in self.xbar_q.iter_mut() {
+            if x.time >= 0 {
+                break;
+            }
+            x.time = now + pr.st_delay - 1;
+        }
+
+        self.update(r, pr, now, src);
+    }
+
+    /// VC allocation, evaluate: the entries queued since the last step request output VCs.
+    fn eval_vc_alloc(&mut self, pr: &Params, s: &mut Scratch, now: i64) {
+        let v = pr.v;
+        let nvc = self.radix * v;
         // ---- VC allocation: evaluate ----
         // Work on a contiguous slice of the queue (put back below): no per-access wrapping.
-        let mut q = std::mem::take(&mut self.vc_q[r]);
+        let mut q = std::mem::take(&mut self.vc_q);
         let qs = q.make_contiguous();
         let n_new = unevaluated_prefix(qs);
         if n_new > 0 {
-            self.s_touched.clear();
+            s.s_touched.clear();
             for i in 0..n_new {
                 let e = qs[i];
                 let ivc_l = e.input as usize * v + e.vc as usize;
-                let ivc = base * v + ivc_l;
+                let ivc = ivc_l;
                 let rs = self.route[ivc];
                 let ptr = self.vc_in_ptr[ivc];
                 let mut best = -1i32;
                 let mut best_d = u32::MAX;
                 for ov in rs.vc_lo..=rs.vc_hi {
                     let o_l = rs.port as usize * v + ov as usize;
-                    if self.ovc_in_use[base * v + o_l] {
+                    if self.ovc_in_use[o_l] {
                         continue;
                     }
                     let d = wrap(o_l + nvc - ptr as usize, nvc) as u32;
@@ -313,107 +344,113 @@ impl Routers {
                         best = o_l as i32;
                     }
                 }
-                self.s_chosen[i] = best;
+                s.s_chosen[i] = best;
                 if best < 0 {
                     qs[i].res = STALL_BUSY;
                     continue;
                 }
                 let o_l = best as usize;
-                let d = wrap(ivc_l + nvc - self.vc_out_ptr[base * v + o_l] as usize, nvc) as u32;
-                if self.s_best[o_l] < 0 {
-                    self.s_touched.push(o_l as u32);
-                    self.s_best[o_l] = ivc_l as i32;
-                    self.s_best_dist[o_l] = d;
-                } else if d < self.s_best_dist[o_l] {
-                    self.s_best[o_l] = ivc_l as i32;
-                    self.s_best_dist[o_l] = d;
+                let d = wrap(ivc_l + nvc - self.vc_out_ptr[o_l] as usize, nvc) as u32;
+                if s.s_best[o_l] < 0 {
+                    s.s_touched.push(o_l as u32);
+                    s.s_best[o_l] = ivc_l as i32;
+                    s.s_best_dist[o_l] = d;
+                } else if d < s.s_best_dist[o_l] {
+                    s.s_best[o_l] = ivc_l as i32;
+                    s.s_best_dist[o_l] = d;
                 }
             }
-            for &o_l in &self.s_touched {
-                let w = self.s_best[o_l as usize] as usize;
-                self.vc_out_ptr[base * v + o_l as usize] = wrap(w + 1, nvc) as u32;
-                self.vc_in_ptr[base * v + w] = wrap(o_l as usize + 1, nvc) as u32;
+            for &o_l in &s.s_touched {
+                let w = s.s_best[o_l as usize] as usize;
+                self.vc_out_ptr[o_l as usize] = wrap(w + 1, nvc) as u16;
+                self.vc_in_ptr[w] = wrap(o_l as usize + 1, nvc) as u16;
             }
             for i in 0..n_new {
                 let e = &mut qs[i];
-                e.time = now + self.vc_alloc_delay - 1;
+                e.time = now + pr.vc_alloc_delay - 1;
                 if e.res < -1 {
                     continue;
                 }
                 let ivc_l = e.input as usize * v + e.vc as usize;
-                let c = self.s_chosen[i];
-                e.res = if self.s_best[c as usize] == ivc_l as i32 { c } else { STALL_CONFLICT };
+                let c = s.s_chosen[i];
+                e.res = if s.s_best[c as usize] == ivc_l as i32 { c } else { STALL_CONFLICT };
             }
-            for &o_l in &self.s_touched {
-                self.s_best[o_l as usize] = -1;
+            for &o_l in &s.s_touched {
+                s.s_best[o_l as usize] = -1;
             }
-            if self.vc_alloc_delay > 1 {
+            if pr.vc_alloc_delay > 1 {
                 for i in 0..qs.len() {
                     let e = qs[i];
                     if now < e.time {
                         break;
                     }
-                    if e.res >= 0 && self.ovc_in_use[base * v + e.res as usize] {
+                    if e.res >= 0 && self.ovc_in_use[e.res as usize] {
                         qs[i].res = STALL_BUSY;
                     }
                 }
             }
         }
 
-        self.vc_q[r] = q;
+        self.vc_q = q;
 
+    }
+
+    /// Switch allocation, evaluate: one VC per (input, output) pair, input then output arbiters.
+    fn eval_sw_alloc(&mut self, pr: &Params, s: &mut Scratch, now: i64) {
+        let v = pr.v;
+        let radix = self.radix;
         // ---- switch allocation: evaluate ----
-        let mut q = std::mem::take(&mut self.sw_q[r]);
+        let mut q = std::mem::take(&mut self.sw_q);
         let qs = q.make_contiguous();
         let n_new = unevaluated_prefix(qs);
         if n_new > 0 {
-            self.s_req_touched.clear();
+            s.s_req_touched.clear();
             for i in 0..n_new {
                 let e = qs[i];
-                let ivc = (base + e.input as usize) * v + e.vc as usize;
+                let ivc = e.input as usize * v + e.vc as usize;
                 debug_assert_eq!(self.state[ivc], ACTIVE);
                 let o = self.out_port[ivc] as usize;
-                let ovc = (base + o) * v + self.out_vc[ivc] as usize;
-                if self.ovc_occ[ovc] as usize >= self.buf {
+                let ovc = o * v + self.out_vc[ivc] as usize;
+                if self.ovc_occ[ovc] as usize >= pr.buf {
                     qs[i].res = STALL_FULL;
                     continue;
                 }
                 let k = e.input as usize * radix + o;
-                let cur = self.s_req[k];
+                let cur = s.s_req[k];
                 if cur < 0 {
-                    self.s_req[k] = e.vc as i16;
-                    self.s_req_touched.push(((e.input as u32) << 16) | o as u32);
+                    s.s_req[k] = e.vc as i16;
+                    s.s_req_touched.push(((e.input as u32) << 16) | o as u32);
                 } else {
-                    let off = self.sw_rr_offset[base + e.input as usize] as usize;
+                    let off = self.sw_rr_offset[e.input as usize] as usize;
                     let dn = wrap(e.vc as usize + v - off, v);
                     let dc = wrap(cur as usize + v - off, v);
                     if dn < dc {
-                        self.s_req[k] = e.vc as i16;
+                        s.s_req[k] = e.vc as i16;
                     }
                 }
             }
             // Input arbiters: each input picks one requested output (round robin over ports).
-            for &k in &self.s_req_touched {
+            for &k in &s.s_req_touched {
                 let (inp, o) = ((k >> 16) as usize, (k & 0xffff) as usize);
-                let ptr = self.sw_in_ptr[base + inp] as usize;
+                let ptr = self.sw_in_ptr[inp] as usize;
                 let d = wrap(o + radix - ptr, radix);
-                let cur = self.s_in_choice[inp];
+                let cur = s.s_in_choice[inp];
                 if cur < 0 || d < wrap(cur as usize + radix - ptr, radix) {
-                    self.s_in_choice[inp] = o as i32;
+                    s.s_in_choice[inp] = o as i32;
                 }
             }
             // Output arbiters over the inputs that chose them.
-            for &k in &self.s_req_touched {
+            for &k in &s.s_req_touched {
                 let inp = (k >> 16) as usize;
-                let o = self.s_in_choice[inp];
+                let o = s.s_in_choice[inp];
                 if o < 0 || o as usize != (k & 0xffff) as usize {
                     continue;
                 }
                 let o = o as usize;
-                let d = wrap(inp + radix - self.sw_out_ptr[base + o] as usize, radix) as u32;
-                if self.s_out_best[o] < 0 || d < self.s_out_dist[o] {
-                    self.s_out_best[o] = inp as i32;
-                    self.s_out_dist[o] = d;
+                let d = wrap(inp + radix - self.sw_out_ptr[o] as usize, radix) as u32;
+                if s.s_out_best[o] < 0 || d < s.s_out_dist[o] {
+                    s.s_out_best[o] = inp as i32;
+                    s.s_out_dist[o] = d;
                 }
             }
             for i in 0..n_new {
@@ -421,42 +458,42 @@ impl Routers {
                 let mut res = e.res;
                 if res >= -1 {
                     let inp = e.input as usize;
-                    let o = self.s_in_choice[inp];
+                    let o = s.s_in_choice[inp];
                     res = STALL_CONFLICT;
-                    if o >= 0 && self.s_out_best[o as usize] == inp as i32 && self.s_req[inp * radix + o as usize] == e.vc as i16 {
+                    if o >= 0 && s.s_out_best[o as usize] == inp as i32 && s.s_req[inp * radix + o as usize] == e.vc as i16 {
                         res = o;
                     }
                 }
                 let e = &mut qs[i];
-                e.time = now + self.sw_alloc_delay - 1;
+                e.time = now + pr.sw_alloc_delay - 1;
                 e.res = res;
             }
             // Grants move the round-robin pointers; then clear scratch.
-            for &k in &self.s_req_touched {
+            for &k in &s.s_req_touched {
                 let (inp, o) = ((k >> 16) as usize, (k & 0xffff) as usize);
-                if self.s_in_choice[inp] == o as i32 && self.s_out_best[o] == inp as i32 {
-                    self.sw_in_ptr[base + inp] = wrap(o + 1, radix) as u32;
-                    self.sw_out_ptr[base + o] = wrap(inp + 1, radix) as u32;
-                    let vc = self.s_req[inp * radix + o] as usize;
-                    self.sw_rr_offset[base + inp] = wrap(vc + 1, v) as u8;
+                if s.s_in_choice[inp] == o as i32 && s.s_out_best[o] == inp as i32 {
+                    self.sw_in_ptr[inp] = wrap(o + 1, radix) as u16;
+                    self.sw_out_ptr[o] = wrap(inp + 1, radix) as u16;
+                    let vc = s.s_req[inp * radix + o] as usize;
+                    self.sw_rr_offset[inp] = wrap(vc + 1, v) as u8;
                 }
             }
-            for &k in &self.s_req_touched {
+            for &k in &s.s_req_touched {
                 let (inp, o) = ((k >> 16) as usize, (k & 0xffff) as usize);
-                self.s_req[inp * radix + o] = -1;
-                self.s_in_choice[inp] = -1;
-                self.s_out_best[o] = -1;
+                s.s_req[inp * radix + o] = -1;
+                s.s_in_choice[inp] = -1;
+                s.s_out_best[o] = -1;
             }
-            if self.sw_alloc_delay > 1 {
+            if pr.sw_alloc_delay > 1 {
                 for i in 0..qs.len() {
                     let e = qs[i];
                     if now < e.time {
                         break;
                     }
                     if e.res >= 0 {
-                        let ivc = (base + e.input as usize) * v + e.vc as usize;
-                        let ovc = (base + e.res as usize) * v + self.out_vc[ivc] as usize;
-                        if self.ovc_occ[ovc] as usize >= self.buf {
+                        let ivc = e.input as usize * v + e.vc as usize;
+                        let ovc = e.res as usize * v + self.out_vc[ivc] as usize;
+                        if self.ovc_occ[ovc] as usize >= pr.buf {
                             qs[i].res = STALL_FULL;
                         }
                     }
@@ -464,114 +501,264 @@ impl Routers {
             }
         }
 
-        self.sw_q[r] = q;
+        self.sw_q = q;
 
-        // ---- crossbar: evaluate ----
-        for x in self.xbar_q[r].iter_mut() {
-            if x.time >= 0 {
-                break;
-            }
-            x.time = now + self.st_delay - 1;
-        }
+    }
 
+    /// The stages' results update the state, in pipeline order.
+    fn update(&mut self, r: usize, pr: &Params, now: i64, src: &mut Src) {
+        let v = pr.v;
         // ---- route computation: update ----
-        if self.routing_delay > 0 {
-            while let Some(&e) = self.route_q[r].front() {
+        if pr.routing_delay > 0 {
+            while let Some(&e) = self.route_q.front() {
                 if e.time < 0 || now < e.time {
                     break;
                 }
-                self.route_q[r].pop_front();
-                let ivc = (base + e.input as usize) * v + e.vc as usize;
-                let f = self.front(ivc);
+                self.route_q.pop_front();
+                let ivc = e.input as usize * v + e.vc as usize;
+                let f = self.front(pr.buf, ivc);
+                let Src::Route(ctx) = src else { unreachable!("a route stage needs the routing function") };
                 let p = ctx.packets.get_mut(f.pkt());
                 let (port, class) = ctx.routing.route(r, e.input as usize, &mut p.route, ctx.rng);
                 let (lo, hi) = ctx.vcmap.range(p.msg as usize, class);
                 self.route[ivc] = RouteSet { port: port as u16, vc_lo: lo, vc_hi: hi };
                 self.state[ivc] = VC_ALLOC;
-                self.vc_q[r].push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
+                self.vc_q.push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
             }
         }
 
         // ---- VC allocation: update ----
-        while let Some(&e) = self.vc_q[r].front() {
+        while let Some(&e) = self.vc_q.front() {
             if e.time < 0 || now < e.time {
                 break;
             }
-            self.vc_q[r].pop_front();
+            self.vc_q.pop_front();
             if e.res >= 0 {
-                let ivc = (base + e.input as usize) * v + e.vc as usize;
+                let ivc = e.input as usize * v + e.vc as usize;
                 let o_l = e.res as usize;
-                let ovc = base * v + o_l;
+                let ovc = o_l;
                 debug_assert!(!self.ovc_in_use[ovc]);
                 self.ovc_in_use[ovc] = true;
                 self.ovc_tail_sent[ovc] = false;
                 self.out_port[ivc] = (o_l / v) as u16;
                 self.out_vc[ivc] = (o_l % v) as u8;
                 self.state[ivc] = ACTIVE;
-                self.sw_q[r].push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
+                self.sw_q.push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
             } else {
-                self.vc_q[r].push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
+                self.vc_q.push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
             }
         }
 
         // ---- switch allocation: update ----
-        while let Some(&e) = self.sw_q[r].front() {
+        while let Some(&e) = self.sw_q.front() {
             if e.time < 0 || now < e.time {
                 break;
             }
-            self.sw_q[r].pop_front();
+            self.sw_q.pop_front();
             if e.res < 0 {
-                self.sw_q[r].push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
+                self.sw_q.push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
                 continue;
             }
             let input = e.input as usize;
-            let gin = base + input;
+            let gin = input;
             let ivc = gin * v + e.vc as usize;
             let out = e.res as usize;
             let ov = self.out_vc[ivc];
-            let f = self.front(ivc);
+            let f = self.front(pr.buf, ivc);
             self.q_len[ivc] -= 1;
             // An empty ring restarts at slot 0: deep buffers then touch only the few cache
             // lines they actually use instead of cycling through all of their memory.
-            self.q_head[ivc] = if self.q_len[ivc] == 0 { 0 } else { wrap(self.q_head[ivc] as usize + 1, self.buf) as u16 };
+            self.q_head[ivc] = if self.q_len[ivc] == 0 { 0 } else { wrap(self.q_head[ivc] as usize + 1, pr.buf) as u16 };
             if f.head() {
-                ctx.packets.get_mut(f.pkt()).hops += 1;
-                if self.routing_delay == 0 {
-                    self.lookahead(ctx, r, out, f.pkt());
-                }
+                self.sent_heads.push((f.pkt(), out as u16));
             }
-            let ovc = (base + out) * v + ov as usize;
+            let ovc = out * v + ov as usize;
             self.ovc_occ[ovc] += 1;
-            self.out_used[base + out] += 1;
+            self.out_used[out] += 1;
             if f.tail() {
                 self.ovc_tail_sent[ovc] = true;
-                if !self.wait_for_tail_credit {
+                if !pr.wait_for_tail_credit {
                     self.ovc_in_use[ovc] = false;
                 }
             }
-            self.xbar_q[r].push_back(XEntry { time: -1, flit: f, vc: ov, out: out as u16 });
+            self.xbar_q.push_back(XEntry { time: -1, flit: f, vc: ov, out: out as u16 });
             self.cred_q[gin].push_back(e.vc);
-            self.pending_out[r] += 1;
+            self.pending_out += 1;
             if self.q_len[ivc] == 0 {
                 if f.tail() {
                     self.state[ivc] = IDLE;
                 }
             } else if f.tail() {
-                let nf = self.front(ivc);
-                self.start_head(r, ivc, e.input, e.vc, nf, ctx.packets);
+                let nf = self.front(pr.buf, ivc);
+                self.start_head(pr, ivc, e.input, e.vc, nf, src.packets());
             } else {
-                self.sw_q[r].push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
+                self.sw_q.push_back(Entry { time: -1, input: e.input, vc: e.vc, res: -1 });
             }
         }
 
         // ---- crossbar: update ----
-        while let Some(&x) = self.xbar_q[r].front() {
+        while let Some(&x) = self.xbar_q.front() {
             if x.time < 0 || now < x.time {
                 break;
             }
-            self.xbar_q[r].pop_front();
-            self.out_q[base + x.out as usize].push_back((x.flit, x.vc));
-            self.pending_out[r] += 1;
+            self.xbar_q.pop_front();
+            self.out_q[x.out as usize].push_back((x.flit, x.vc));
+            self.pending_out += 1;
         }
+    }
+}
+
+/// Below this many routers a step is a few microseconds of work and the per-cycle handover to
+/// a second thread costs more than it saves (measured: see docs/memnet.md, Speed).
+pub const PARALLEL_MIN_ROUTERS: usize = 128;
+
+/// Every router of a network, stepped serially or on a fixed pool of threads.
+pub struct Routers {
+    pub p: Params,
+    pub list: Vec<Router>,
+    /// Global port base per router; ports of r are base[r]..base[r+1] (statistics and the
+    /// event wheel number ports globally).
+    pub base: Vec<usize>,
+    scratch: Vec<Scratch>,
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl Routers {
+    /// `threads` > 1 steps routers on that many threads when the network has at least
+    /// [`PARALLEL_MIN_ROUTERS`] routers and no route computation stage.
+    pub fn new(topo: &Topology, cfg: &RouterConfig, threads: usize) -> Self {
+        Self::with_threshold(topo, cfg, threads, PARALLEL_MIN_ROUTERS)
+    }
+
+    /// As [`Routers::new`] with another size threshold (tests step small networks in parallel).
+    pub fn with_threshold(topo: &Topology, cfg: &RouterConfig, threads: usize, min_routers: usize) -> Self {
+        let p = Params::new(cfg);
+        let mut base = Vec::with_capacity(topo.routers + 1);
+        let mut acc = 0;
+        let mut max_radix = 0;
+        for r in 0..topo.routers {
+            base.push(acc);
+            acc += topo.radix(r);
+            max_radix = max_radix.max(topo.radix(r));
+        }
+        base.push(acc);
+        let threads = if topo.routers >= min_routers && p.lookahead() { threads.clamp(1, topo.routers) } else { 1 };
+        let pool = if threads > 1 {
+            rayon::ThreadPoolBuilder::new().num_threads(threads - 1).thread_name(|i| format!("memnet-router-{i}")).build().ok()
+        } else {
+            None
+        };
+        let threads = if pool.is_some() { threads } else { 1 };
+        Self {
+            p,
+            list: (0..topo.routers).map(|r| Router::new(topo.radix(r), &p)).collect(),
+            base,
+            scratch: vec![Scratch::new(max_radix, p.v); threads],
+            pool,
+        }
+    }
+
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Threads the routers step on (1 = serial).
+    pub fn threads(&self) -> usize {
+        self.scratch.len()
+    }
+
+    pub fn buffered_flits(&self) -> u64 {
+        self.list.iter().map(Router::buffered_flits).sum()
+    }
+
+    pub fn credits_outstanding(&self) -> u64 {
+        self.list.iter().map(Router::credits_outstanding).sum()
+    }
+
+    pub fn any_pending_out(&self) -> bool {
+        self.list.iter().any(|r| r.pending_out > 0)
+    }
+
+    pub fn all_vcs_idle(&self) -> bool {
+        self.list.iter().all(|r| r.state.iter().all(|&s| s == IDLE))
+    }
+
+    /// `steps` internal steps of every router at cycle `now`, then the heads that left them
+    /// count their hop and get their next lookahead route, serially in router order (the
+    /// merge that keeps every random draw in the order a serial run makes it).
+    pub fn step_all(&mut self, now: u64, steps: usize, ctx: &mut Ctx) {
+        let p = self.p;
+        match (&self.pool, p.lookahead()) {
+            (Some(pool), true) => {
+                let packets: &PacketSlab = ctx.packets;
+                let chunk = self.list.len().div_ceil(self.scratch.len());
+                let step_chunk = |first: usize, rs: &mut [Router], s: &mut Scratch| {
+                    let mut src = Src::Lookahead(packets);
+                    for (j, rt) in rs.iter_mut().enumerate() {
+                        for _ in 0..steps {
+                            if rt.idle() {
+                                break;
+                            }
+                            rt.step(first + j, &p, s, now, &mut src);
+                        }
+                    }
+                };
+                // The calling thread steps the first share itself and the pool's threads the
+                // others: one handover per cycle and thread, no idle waiter.
+                let mut parts = self.list.chunks_mut(chunk).zip(self.scratch.iter_mut());
+                let (own, own_s) = parts.next().expect("at least one router");
+                pool.in_place_scope(|sc| {
+                    for (i, (rs, s)) in parts.enumerate() {
+                        let step_chunk = &step_chunk;
+                        sc.spawn(move |_| step_chunk((i + 1) * chunk, rs, s));
+                    }
+                    step_chunk(0, own, own_s);
+                });
+            }
+            _ => {
+                let s = &mut self.scratch[0];
+                for (r, rt) in self.list.iter_mut().enumerate() {
+                    for _ in 0..steps {
+                        if rt.idle() {
+                            break;
+                        }
+                        if p.lookahead() {
+                            rt.step(r, &p, s, now, &mut Src::Lookahead(ctx.packets));
+                        } else {
+                            rt.step(r, &p, s, now, &mut Src::Route(ctx));
+                        }
+                    }
+                }
+            }
+        }
+        for r in 0..self.list.len() {
+            if self.list[r].sent_heads.is_empty() {
+                continue;
+            }
+            let mut heads = std::mem::take(&mut self.list[r].sent_heads);
+            for &(pkt, out) in &heads {
+                ctx.packets.get_mut(pkt).hops += 1;
+                if p.lookahead() {
+                    lookahead(ctx, r, out as usize, pkt);
+                }
+            }
+            heads.clear();
+            self.list[r].sent_heads = heads;
+        }
+    }
+}
+
+/// The route a head that left router `r` on port `out` takes at the next router.
+fn lookahead(ctx: &mut Ctx, r: usize, out: usize, pkt: u32) {
+    let link = ctx.topo.out[r][out];
+    let p = ctx.packets.get_mut(pkt);
+    match link.to {
+        End::Router { r: nr, port } => {
+            let (port_out, class) = ctx.routing.route(nr as usize, port as usize, &mut p.route, ctx.rng);
+            let (lo, hi) = ctx.vcmap.range(p.msg as usize, class);
+            p.la = RouteSet { port: port_out as u16, vc_lo: lo, vc_hi: hi };
+        }
+        _ => p.la = RouteSet::default(),
     }
 }

@@ -88,7 +88,7 @@ struct Node {
 
 impl OccupancyView for Routers {
     fn used(&self, router: usize, port: usize) -> u32 {
-        self.out_used[self.base[router] + port]
+        self.list[router].out_used[port]
     }
 }
 
@@ -183,6 +183,18 @@ impl Engine {
         Ok(e)
     }
 
+    /// Steps routers on `threads` threads whatever the network's size (before the first
+    /// step; tests use it to check that results do not depend on the thread count).
+    pub fn force_threads(&mut self, threads: usize) {
+        assert!(self.now == 0, "threads are chosen before the run starts");
+        self.routers = Routers::with_threshold(&self.topo, &self.cfg.router, threads, 0);
+    }
+
+    /// Threads the routers step on.
+    pub fn threads(&self) -> usize {
+        self.routers.threads()
+    }
+
     /// External mode: queues a packet at node `n`'s source.
     pub fn offer(&mut self, n: usize, o: Offer) {
         self.ext_q[n].push_back(o);
@@ -215,7 +227,7 @@ impl Engine {
             && self.credit_events == 0
             && self.nodes.iter().all(|n| n.cur == NONE)
             && self.ext_q.iter().all(|q| q.is_empty())
-            && self.routers.pending_out.iter().all(|&x| x == 0)
+            && !self.routers.any_pending_out()
     }
 
     /// External mode: jumps a quiescent network to cycle `t`, as stepping would (the
@@ -235,7 +247,7 @@ impl Engine {
         let vcmap = VcMap::new(cfg.router.num_vcs, route_classes, msg_classes, &cfg.routing)?;
         let streams = RngStreams::new(cfg.seed);
         let pattern = Pattern::new(&cfg.traffic, topo.nodes, &mut streams.named("memnet.perm", 0))?;
-        let routers = Routers::new(&topo, &cfg.router);
+        let routers = Routers::new(&topo, &cfg.router, cfg.threads());
         let max_delay = topo.max_latency().max(cfg.router.terminal_latency) as u64 + 2 + cfg.router.credit_delay as u64;
         let wsize = (max_delay + 1).next_power_of_two();
         let mut port_router = Vec::with_capacity(*routers.base.last().unwrap());
@@ -443,8 +455,8 @@ impl Engine {
         if cur == NONE {
             return;
         }
-        let v = self.routers.v;
-        let buf = self.routers.buf as u16;
+        let v = self.routers.p.v;
+        let buf = self.routers.p.buf as u16;
         let t = self.now;
         let msg = self.packets.get(cur).msg as usize;
         if self.nodes[n].sent == 0 && self.nodes[n].vc < 0 {
@@ -609,11 +621,13 @@ impl Engine {
                 EV_FLIT => {
                     let gp = ev.idx as usize;
                     let r = self.port_router[gp] as usize;
-                    self.routers.receive_flit(r, gp, ev.flit, ev.vc as usize, &self.packets);
+                    let input = gp - self.routers.base[r];
+                    let p = self.routers.p;
+                    self.routers.list[r].receive_flit(&p, input, ev.flit, ev.vc as usize, &self.packets);
                 }
                 EV_INJ_CREDIT => {
                     self.credit_events -= 1;
-                    let i = ev.idx as usize * self.routers.v + ev.vc as usize;
+                    let i = ev.idx as usize * self.routers.p.v + ev.vc as usize;
                     self.node_occ[i] -= 1;
                     if self.cfg.router.wait_for_tail_credit && self.node_occ[i] == 0 && self.node_tail_sent[i] {
                         self.node_in_use[i] = false;
@@ -638,7 +652,10 @@ impl Engine {
         for ev in later.drain(..) {
             if ev.kind == EV_CREDIT {
                 self.credit_events -= 1;
-                self.routers.receive_credit(ev.idx as usize, ev.vc as usize);
+                let gp = ev.idx as usize;
+                let r = self.port_router[gp] as usize;
+                let p = self.routers.p;
+                self.routers.list[r].receive_credit(&p, gp - self.routers.base[r], ev.vc as usize);
             } else {
                 self.eject(ev.idx as usize, ev.flit, ev.vc as usize);
             }
@@ -657,17 +674,10 @@ impl Engine {
                 None => &mut self.route_stream,
             };
             let mut ctx = Ctx { topo: &self.topo, routing: &*self.routing, vcmap: self.vcmap, packets: &mut self.packets, rng };
-            for r in 0..self.routers.n {
-                for _ in 0..steps {
-                    if self.routers.idle(r) {
-                        break;
-                    }
-                    self.routers.step(r, t, &mut ctx);
-                }
-            }
+            self.routers.step_all(t, steps, &mut ctx);
         }
-        for r in 0..self.routers.n {
-            if self.routers.pending_out[r] > 0 {
+        for r in 0..self.routers.n() {
+            if self.routers.list[r].pending_out > 0 {
                 self.write_outputs(r);
             }
         }
@@ -680,13 +690,13 @@ impl Engine {
         let base = self.routers.base[r];
         let credit_delay = self.cfg.router.credit_delay as u64;
         let counting = self.counting();
-        for p in 0..self.routers.radix(r) {
+        for p in 0..self.routers.list[r].radix {
             let gp = base + p;
-            if !self.routers.out_q[gp].is_empty() && t >= self.routers.out_busy_until[gp] {
-                let (f, vc) = self.routers.out_q[gp].pop_front().unwrap();
-                self.routers.pending_out[r] -= 1;
+            if !self.routers.list[r].out_q[p].is_empty() && t >= self.routers.list[r].out_busy_until[p] {
+                let (f, vc) = self.routers.list[r].out_q[p].pop_front().unwrap();
+                self.routers.list[r].pending_out -= 1;
                 let link = self.topo.out[r][p];
-                self.routers.out_busy_until[gp] = t + link.flit_cycles as u64;
+                self.routers.list[r].out_busy_until[p] = t + link.flit_cycles as u64;
                 let at = t + link.latency as u64 + 1;
                 match link.to {
                     End::Router { r: nr, port } => {
@@ -706,8 +716,8 @@ impl Engine {
                 }
                 self.last_progress = t;
             }
-            if let Some(vc) = self.routers.cred_q[gp].pop_front() {
-                self.routers.pending_out[r] -= 1;
+            if let Some(vc) = self.routers.list[r].cred_q[p].pop_front() {
+                self.routers.list[r].pending_out -= 1;
                 let (src, lat) = self.topo.inp[r][p];
                 let at = t + lat as u64 + 1;
                 let f = Flit::default();
@@ -806,6 +816,7 @@ impl Engine {
         res.cycles_simulated = self.now;
         res.packets_delivered = self.retired_packets;
         res.wall_seconds = started.elapsed().as_secs_f64();
+        res.threads = self.routers.threads();
         Ok(res)
     }
 
@@ -930,7 +941,7 @@ impl Engine {
     fn final_drain(&mut self) -> Result<(), SimError> {
         self.empty_network = true;
         let limit = self.now + self.cfg.sim.max_drain_cycles;
-        while self.inflight_flits > 0 || self.credit_events > 0 || self.routers.pending_out.iter().any(|&x| x > 0) {
+        while self.inflight_flits > 0 || self.credit_events > 0 || self.routers.any_pending_out() {
             if self.now > limit {
                 return Err(SimError::Conservation(format!(
                     "drain did not finish within {} cycles ({} flits in flight)",
@@ -964,7 +975,7 @@ impl Engine {
         if c != 0 {
             return err(format!("{c} credits never returned"));
         }
-        if self.routers.state.iter().any(|&s| s != crate::router::IDLE) {
+        if !self.routers.all_vcs_idle() {
             return err("an input VC is not idle after drain".into());
         }
         Ok(())
@@ -1036,6 +1047,7 @@ impl Engine {
             batch_cycles: if self.cfg.traffic.injection == "batch" { Some(self.batch_done_time) } else { None },
             cycles_simulated: self.now,
             wall_seconds: 0.0,
+            threads: 1,
             conservation_ok: false,
             nodes: self.topo.nodes,
             routers: self.topo.routers,

@@ -72,6 +72,13 @@ fn time_model(py: Python<'_>, run: &str, reference: bool) -> PyResult<(u64, f64,
     py.allow_threads(move || input::time_model(&r, reference)).map_err(err)
 }
 
+/// The memory bus's view of a record stream (`veil_memcrypt::bus`): JSON in, JSON out.
+#[pyfunction]
+fn bus_view(py: Python<'_>, run: &str) -> PyResult<String> {
+    let r = run.to_owned();
+    py.allow_threads(move || veil_memcrypt::bus::observe_json(&r)).map_err(err)
+}
+
 /// The default machine configuration as JSON.
 #[pyfunction]
 fn defaults() -> String {
@@ -85,6 +92,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults, &m)?)?;
     m.add_function(wrap_pyfunction!(write_synth_trace, &m)?)?;
     m.add_function(wrap_pyfunction!(time_model, &m)?)?;
+    m.add_function(wrap_pyfunction!(bus_view, &m)?)?;
     parent.add_submodule(&m)?;
     Ok(())
 }

@@ -26,6 +26,30 @@ fn run(py: Python<'_>, config: &str) -> PyResult<String> {
     crate::interrupt::run(py, || veil_oram::measure::run_json(config))?.map_err(to_py)
 }
 
+/// The storage server's view of `ids` read in order (veil_oram::observe): per storage call the
+/// request index, actor, op (codes of veil_oram::storage::{Actor, Op}), region and slot, and
+/// the slot size in bytes and each region's slot count.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn observe(
+    py: Python<'_>,
+    engine: &str,
+    n_blocks: u64,
+    block_size: usize,
+    seed: u64,
+    ids: Vec<u64>,
+) -> PyResult<(Vec<u32>, Vec<u8>, Vec<u8>, Vec<u32>, Vec<u64>, usize, Vec<u64>)> {
+    let (seen, slot, regions) = py
+        .allow_threads(|| veil_oram::observe::observe(engine, n_blocks, block_size, seed, &ids))
+        .map_err(to_py)?;
+    let req = seen.iter().map(|s| s.request).collect();
+    let actor = seen.iter().map(|s| veil_oram::observe::actor_code(s.entry.actor)).collect();
+    let op = seen.iter().map(|s| veil_oram::observe::op_code(s.entry.op)).collect();
+    let region = seen.iter().map(|s| s.entry.region).collect();
+    let index = seen.iter().map(|s| s.entry.index).collect();
+    Ok((req, actor, op, region, index, slot, regions))
+}
+
 #[pyclass(frozen, name = "Store")]
 struct PyStore {
     inner: Arc<Store>,
@@ -239,6 +263,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(make_tls_identity, &m)?)?;
     m.add_class::<PyServer>()?;
     m.add_function(wrap_pyfunction!(run, &m)?)?;
+    m.add_function(wrap_pyfunction!(observe, &m)?)?;
     m.add_class::<PyStore>()?;
     parent.add_submodule(&m)?;
     Ok(())

@@ -224,6 +224,8 @@ def _csv_cell(v: Any) -> Any:
 
 def selected_reproducers(systems: list[str]) -> list[Reproducer]:
     load_reproducers()
+    from veil.core import leak_table  # noqa: F401  (registers the leakage table's section, "leak")
+
     known = REGISTRY.reproducers
     for s in systems:
         if s not in known:

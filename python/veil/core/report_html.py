@@ -85,6 +85,11 @@ def _index(sections: list[Section], quick: bool, counts: list[dict], failing) ->
                  "Basis of the others: predicted (no constant chosen against this figure), predicted (held out) "
                  "(a constant was chosen against other rows of the same figure), computed (arithmetic), measured "
                  "(timed or counted here), projected (built on the paper's own numbers).</p>")
+    for s in sections:
+        for kind, payload in s.blocks:
+            if kind == "grid" and payload[0] in INDEX_GRIDS:
+                parts.append(f"<h2><a href='{page_name(s.system)}'>{html.escape(payload[0])}</a></h2>")
+                parts.append(_grid_html(*payload))
     parts.append(f"<h2>Rows that fail ({len(failing)})</h2>")
     if failing:
         parts.append("<table class='failures'><tr><th>system</th><th>quantity</th><th>Veil</th><th>reference</th>"
@@ -127,11 +132,7 @@ def _system_page(s: Section, sections: list[Section], quick: bool) -> str:
             link = f" <span class='links'>[<a href='figures/{path.name}'>data (CSV)</a>]</span>" if path else ""
             parts.append(f"<h3>{html.escape(title)}{link}</h3>{_rows_html(rows)}")
         elif kind == "grid":
-            title, header, rows = payload
-            head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
-            body = "".join("<tr>" + "".join(f"<td>{_fmt(c, 4) if isinstance(c, float) else html.escape(str(c))}</td>"
-                                            for c in r) + "</tr>" for r in rows)
-            parts.append(f"<h3>{html.escape(title)}</h3><table><tr>{head}</tr>{body}</table>")
+            parts.append(_grid_html(*payload))
         elif kind == "error":
             parts.append(f"<div class='err'>{html.escape(payload)}</div>")
     if s.metrics:
@@ -145,6 +146,17 @@ def _system_page(s: Section, sections: list[Section], quick: bool) -> str:
         parts.append("</table></details>")
     parts.append("</main></body></html>")
     return "\n".join(parts)
+
+
+def _grid_html(title: str, header: list, rows: list[list]) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_fmt(c, 4) if isinstance(c, float) else html.escape(str(c))}</td>"
+                                    for c in r) + "</tr>" for r in rows)
+    return f"<h3>{html.escape(title)}</h3><table><tr>{head}</tr>{body}</table>"
+
+
+#: Grids the summary page repeats (with a link to their section): the leakage table.
+INDEX_GRIDS = ("Leakage table",)
 
 
 def _rows_html(rows: list[Row]) -> str:

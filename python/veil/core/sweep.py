@@ -172,6 +172,8 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
     try:
         if todo:
             payload = [(i, configs[i].model_dump(mode="json")) for i in todo]
+            if client is None and jobs > 1 and len(todo) > 1:
+                share_threads(payload, jobs)
             if client is not None:
                 _run_dask(experiment, payload, client, done)
             elif jobs <= 1 or len(todo) == 1:
@@ -194,6 +196,24 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
     out.records = [found[i] for i in sorted(found)]
     out.warned = sum(1 for r in out.records if r.result.get("warnings"))
     return out
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def share_threads(payload: list[tuple[int, dict]], jobs: int) -> None:
+    """Points running side by side split the cores: a config with a `threads` field left unset
+    (every core) gets cores / points-at-once, at least 1, so that a sweep with as many points as
+    cores runs each on one thread instead of oversubscribing. Results do not depend on threads
+    (a system offering the field guarantees it), so the stored config keeps the unset value."""
+    share = max(1, cores() // max(1, min(jobs, len(payload))))
+    for _, cfg in payload:
+        if "threads" in cfg and cfg["threads"] is None:
+            cfg["threads"] = share
 
 
 def _progress(total: int, label: str, enabled: bool):

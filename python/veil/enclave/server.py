@@ -63,6 +63,8 @@ class ServerConfig(ExperimentConfig):
     sses: int = Field(0, ge=0, le=4096, description="number of SSEs; 0 = tiles / cores_per_sse")
     clock_ghz: float = Field(1.0, gt=0, le=100, description="clock for converting cycles to requests/s")
     page_bytes: int = Field(16384, ge=1, le=64 << 20, description="web page (file) size per request")
+    cached_pages: bool = Field(False, description="the enclave serves every page from its own memory: no file calls "
+                               "(open, fstat, lseek, read, close), only ioctl, recv and the two sends")
     http_request_bytes: int = Field(512, ge=1, le=1 << 20, description="HTTP request size received per request")
     header_bytes: int = Field(256, ge=1, le=1 << 20, description="HTTP response header size")
     ecall_cycles: float = Field(9000.0, ge=0, description="cost of one ecall (enclave entry), cycles")

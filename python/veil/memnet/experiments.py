@@ -103,6 +103,11 @@ class LatencyLoadConfig(ExperimentConfig):
     rng: Literal["streams", "booksim"] = Field(
         "streams", description="random numbers: per-node streams, or BookSim2's generators in its draw order "
                                "(with the booksim settings a run equals BookSim2's run with the same seed)")
+    threads: int | None = Field(
+        None, ge=1, le=1024,
+        description="threads one simulation steps its routers on (default: every core; a sweep running "
+                    "several points at once gives each point its share). Results do not depend on it; "
+                    "networks under 128 routers and routing_delay > 0 step on one thread")
 
 
 def to_sim_config(cfg: LatencyLoadConfig) -> dict:
@@ -150,6 +155,7 @@ def to_sim_config(cfg: LatencyLoadConfig) -> dict:
         "channel_detail": cfg.channel_detail,
         "vc_classes": cfg.vc_classes,
         "rng": cfg.rng,
+        "threads": cfg.threads,
     }
 
 
@@ -198,6 +204,7 @@ RESULTS = {
     "batch_cycles": ("cycles", "batch injection: cycles until the last packet arrived (else null)"),
     "cycles_simulated": ("cycles", "simulated cycles, warm-up and drain included"),
     "wall_seconds": ("s", "wall time of the simulation on this machine"),
+    "threads": ("", "threads the routers stepped on (the other results do not depend on it)"),
     "conservation_ok": ("", "every packet, flit and credit created was delivered or returned"),
     "nodes": ("terminals", "terminals (traffic sources and sinks)"),
     "routers": ("routers", "routers in the topology"),

@@ -119,6 +119,8 @@ class MemSysConfig(ExperimentConfig):
                                                                              "(minimal is non-secure; direct is its old name)")
     secure: SecureParams = Field(default_factory=SecureParams, description="parameters of the secure routing algorithms")
     max_cycles: int = Field(0, ge=0, description="give up after this many cycles (0 = no limit)")
+    threads: int | None = Field(None, ge=1, le=1024, description="threads one run uses, its own included "
+                                                                  "(default: every core); results do not depend on it")
 
     @model_validator(mode="after")
     def _relations(self):
@@ -202,6 +204,7 @@ def to_rust_config(cfg: MemSysConfig) -> dict[str, Any]:
         "injection": cfg.injection,
         "secure": cfg.secure.model_dump(),
         "max_cycles": cfg.max_cycles,
+        "threads": cfg.threads,
     }
 
 

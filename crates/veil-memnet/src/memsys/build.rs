@@ -97,7 +97,11 @@ impl MemSystem {
         let tck = m.tck_ns;
         let extra = cycles(cfg.serdes_ns, tck) as u32 + enc.per_hop_cycles();
         add_offchip_latency(&mut topo, tpr, extra);
-        let mut engine = Engine::external(&cfg.network, topo)?;
+        // One `threads` for the whole run: the network steps its routers on the memory system's
+        // count unless the network section sets its own.
+        let mut net = cfg.network.clone();
+        net.threads = net.threads.or(cfg.threads);
+        let mut engine = Engine::external(&net, topo)?;
         if cfg.observe {
             engine.observe(Box::new(crate::observe::Observations::new(cfg.observe_max_events)));
         }
@@ -114,21 +118,20 @@ impl MemSystem {
         }
         let timing = timing(m, open_page);
         let cpi = (1.0 / c.ipc) * (1.0 / tck) / c.ghz;
+        // One job per miss stream at a time: more workers than CPUs would idle.
+        let pool = readahead::worker_pool(readahead::thread_count(cfg.threads)?.min(c.count + 1))?;
         let mut cores = Vec::new();
         for (i, &n) in cpu_nodes.iter().enumerate() {
-            cores.push(Core::new(n, sources(i, &map)?, c.mshrs, cpi, c.rob));
+            let src = sources(i, &map)?;
+            let src: Box<dyn MissSource> = match &pool {
+                Some(p) => Box::new(readahead::ReadAhead::new(src, p.clone())),
+                None => src,
+            };
+            cores.push(Core::new(n, src, c.mshrs, cpi, c.rob));
         }
         let nodes = engine.topo.nodes;
-        let mut adjacency = vec![Vec::new(); modules];
-        let mut router_links = 0u64;
-        for (r, ports) in engine.topo.out.iter().enumerate() {
-            for l in ports {
-                if let End::Router { r: to, .. } = l.to {
-                    adjacency[r].push(to);
-                    router_links += 1;
-                }
-            }
-        }
+        let adjacency = adjacency(&engine.topo);
+        let router_links = adjacency.iter().map(|a| a.len() as u64).sum();
         let net = injection::Net {
             nodes,
             tpr,
@@ -223,6 +226,7 @@ impl MemSystem {
 fn check(cfg: &MemSysConfig) -> Result<bool, ConfigError> {
     let m = &cfg.module;
     let bad = |s: String| -> Result<bool, ConfigError> { Err(ConfigError(s)) };
+    readahead::thread_count(cfg.threads)?;
     if m.layers == 0 || m.vaults == 0 || m.banks_per_layer == 0 || m.gb == 0 {
         return bad("module: layers, vaults, banks_per_layer and gb must be >= 1".into());
     }
@@ -376,4 +380,17 @@ fn timing(m: &ModuleConfig, open_page: bool) -> Timing {
         open_page,
         window: m.scheduler_window,
     }
+}
+
+/// Each router's neighbours, one entry per router-to-router link.
+fn adjacency(topo: &Topology) -> Vec<Vec<u32>> {
+    let mut adj = vec![Vec::new(); topo.routers];
+    for (r, ports) in topo.out.iter().enumerate() {
+        for l in ports {
+            if let End::Router { r: to, .. } = l.to {
+                adj[r].push(to);
+            }
+        }
+    }
+    adj
 }

@@ -241,6 +241,9 @@ pub struct MemSysConfig {
     /// Cap on recorded events per stream (channel traversals, injections); memory is about
     /// 18 bytes per event.
     pub observe_max_events: usize,
+    /// Threads one run may use, the simulation's own included (None = every core; 1..=1024).
+    /// Results are the same for any number.
+    pub threads: Option<usize>,
 }
 
 impl Default for MemSysConfig {
@@ -275,6 +278,7 @@ impl Default for MemSysConfig {
             fast_forward: true,
             observe: false,
             observe_max_events: 20_000_000,
+            threads: None,
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct Core {
     exhausted: bool,
     /// Cycle the pending record may issue (its instructions executed).
     ready_at: f64,
+    /// `ready_at` rounded up to a cycle (kept beside it: polled every cycle).
+    ready_cycle: u64,
     outstanding: u32,
     mshrs: u32,
     /// Network cycles per instruction.
@@ -72,6 +74,7 @@ impl Core {
             has_rec: false,
             exhausted: false,
             ready_at: 0.0,
+            ready_cycle: 0,
             outstanding: 0,
             mshrs,
             cycles_per_inst,
@@ -94,18 +97,18 @@ impl Core {
                 return Ok(None);
             }
             self.has_rec = true;
-            self.ready_at += self.rec.insts as f64 * self.cycles_per_inst;
+            self.set_ready_at(self.ready_at + self.rec.insts as f64 * self.cycles_per_inst);
             self.stats.instructions += self.rec.insts;
             self.position += self.rec.insts;
         }
         if let Some(&oldest) = self.loads.front() {
             if self.position >= oldest + self.rob {
                 self.stats.rob_stall_cycles += 1;
-                self.ready_at = self.ready_at.max(now as f64 + 1.0);
+                self.set_ready_at(self.ready_at.max(now as f64 + 1.0));
                 return Ok(None);
             }
         }
-        if (now as f64) < self.ready_at.ceil() {
+        if now < self.ready_cycle {
             return Ok(None);
         }
         if self.outstanding >= self.mshrs {
@@ -115,11 +118,16 @@ impl Core {
         Ok(Some(&self.rec))
     }
 
+    fn set_ready_at(&mut self, t: f64) {
+        self.ready_at = t;
+        self.ready_cycle = t.ceil() as u64;
+    }
+
     pub fn issued(&mut self, now: u64) {
         self.has_rec = false;
         self.outstanding += 1;
         // Execution continues from now, or from when the instructions were done.
-        self.ready_at = self.ready_at.max(now as f64);
+        self.set_ready_at(self.ready_at.max(now as f64));
         match self.rec.kind {
             Kind::Writeback => self.stats.writes += 1,
             Kind::LoadFill => {
@@ -168,7 +176,7 @@ impl Core {
         if self.has_rec && (self.outstanding >= self.mshrs || self.loads.front().is_some_and(|&o| self.position >= o + self.rob)) {
             return None;
         }
-        Some(self.ready_at.ceil() as u64)
+        Some(self.ready_cycle)
     }
 
     pub fn outstanding(&self) -> u32 {

@@ -24,6 +24,7 @@ pub mod functional;
 pub mod injection;
 pub mod observed;
 pub mod otp;
+pub mod readahead;
 pub mod vault;
 pub mod workload;
 

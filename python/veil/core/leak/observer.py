@@ -19,7 +19,7 @@ import numpy as np
 
 from veil.core.errors import ConfigError
 
-__all__ = ["FAMILIES", "Observer", "Run", "observer", "observers", "register_observer"]
+__all__ = ["FAMILIES", "Observer", "Run", "observer", "observers", "register_observer", "unregister_observer"]
 
 #: Feature families a verdict is given for: where (which slots, addresses, channels, modules),
 #: when (times, gaps, latencies) and how much (counts, sizes).
@@ -65,6 +65,12 @@ class Observer:
     leaky: tuple[str, ...] = ()
     defences: tuple[str, ...] = ()
     default_size: int = 1000
+    #: (setting, a, b) cases of the report's leakage table (`veil reproduce leak`), run at
+    #: `table_size` (0: default_size) in the quick report: keep them to seconds each
+    table: tuple[tuple[str, str, str], ...] = ()
+    table_size: int = 0
+    #: the smallest `size` that gives the analysis windows to compare (checked before any run)
+    min_size: int = 1
     #: pattern pairs the system cannot express (e.g. a pattern meaningless in one setting)
     excluded: Callable[[str, str, str], str | None] = lambda setting, a, b: None
 
@@ -90,6 +96,11 @@ _OBSERVERS: dict[tuple[str, str], Observer] = {}
 def register_observer(obs: Observer) -> Observer:
     _OBSERVERS[(obs.system, obs.name)] = obs
     return obs
+
+
+def unregister_observer(system: str, name: str) -> None:
+    """Removes a registration (tests that register a throw-away observer clean up after themselves)."""
+    _OBSERVERS.pop((system, name), None)
 
 
 def observers() -> dict[tuple[str, str], Observer]:
