@@ -51,10 +51,10 @@ def test_table_rows_flag_negative_controls_on_measured_power():
 
     fam = {"detectable": {"effect": 0.05, "power": 1.0}, "statement": "leaks", "p": 1e-4, "leaks": True,
            "power": 1.0, "classifier": {"accuracy": 1.0}}
-    rep = {"system": "oram", "setting": "plain", "a": "uniform", "b": "hot", "negative_control": True,
+    rep = {"system": "oram", "observer": "server", "setting": "plain", "a": "uniform", "b": "hot", "negative_control": True,
            "families": {"spatial": fam}, "cost_a": {}}
     rows = rows_for(rep)
-    assert [r.key for r in rows] == ["leak/oram/plain/uniform-vs-hot/spatial", "leak/oram/plain/uniform-vs-hot/power"]
+    assert [r.key for r in rows] == ["leak/oram/server/plain/uniform-vs-hot/spatial", "leak/oram/server/plain/uniform-vs-hot/power"]
     assert rows[0].value is None  # a family that leaks states no smallest effect
     assert rows[1].outcome == "holds" and rows[1].origin == "measurement"
     with inverted_shapes():

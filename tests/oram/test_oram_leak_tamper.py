@@ -70,7 +70,7 @@ def test_engine_negative_control_is_flagged_in_the_leakage_table():
     v = r["families"]["volume"]
     assert v["leaks"] and v["power"] >= 0.95
     caught = rows_for(r)[-1]
-    assert caught.key == "leak/oram/engine/tampered-vs-other/power" and caught.outcome == "holds"
+    assert caught.key == "leak/oram/tamper/engine/tampered-vs-other/power" and caught.outcome == "holds"
 
 
 def test_service_is_not_flagged_on_same_secret_runs():

@@ -57,7 +57,7 @@ fn main() {
     } else {
         (Some(a[1].clone()), None)
     };
-    let run = veil_memcrypt::input::Run { config: cfg, trace, synth, max_records, skip_records: 0 };
+    let run = veil_memcrypt::input::Run { config: cfg, trace, synth, max_records, skip_records: 0, sampling: None };
     let mut recs = Vec::new();
     let t = std::time::Instant::now();
     veil_memcrypt::input::for_each(&run, &|| false, |r| {

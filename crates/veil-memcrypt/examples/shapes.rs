@@ -18,7 +18,7 @@ fn run(trace: &str, n: u64, over: &serde_json::Map<String, serde_json::Value>, e
         }
     }
     let config = serde_json::from_value(v).unwrap();
-    simulate_run(&Run { config, trace: Some(trace.into()), synth: None, max_records: n, skip_records }, &|| false).unwrap()
+    simulate_run(&Run { config, trace: Some(trace.into()), synth: None, max_records: n, skip_records, sampling: None }, &|| false).unwrap()
 }
 
 fn main() {

@@ -334,6 +334,13 @@ impl Dram {
         }
     }
 
+    /// Functional warm-up: `line`'s row is left open in its bank, as an access would leave it,
+    /// without timing (only before the first timed access: reservations are not touched).
+    pub fn warm(&mut self, line: u64) {
+        let (bi, row) = self.place(line);
+        self.banks[bi].retired_row = row;
+    }
+
     /// Latency of an isolated access of each kind, core cycles: (hit, closed, conflict).
     pub fn unloaded(&self) -> (f64, f64, f64) {
         let burst = self.bus.min_hold;

@@ -30,6 +30,9 @@ pub struct Run {
     /// begins: the fast-forward to the measured region (a generator's are generated and dropped).
     #[serde(default)]
     pub skip_records: u64,
+    /// Sampled simulation ([`crate::sampled`]); None: every timed record is timed.
+    #[serde(default)]
+    pub sampling: Option<crate::sampled::Sampling>,
 }
 
 fn convert(r: &veil_trace::Record) -> Record {
@@ -114,7 +117,12 @@ pub fn for_each(run: &Run, interrupted: &dyn Fn() -> bool, mut f: impl FnMut(&Re
                 }
                 return Ok(());
             }
-            let mut rd = TraceReader::open(path).map_err(|e| Error::config(format!("trace: {path}: {e}")))?;
+            // A sampled run decodes blocks on its threads too: its functional pass is otherwise
+            // bound by decoding.
+            let threads = run.sampling.as_ref().map_or(1, |s| s.threads);
+            let opts = veil_trace::ReadOptions { threads, read_ahead: 0 };
+            let mut rd =
+                TraceReader::open_with(path, opts).map_err(|e| Error::config(format!("trace: {path}: {e}")))?;
             let ls = rd.header().line_size;
             line_size_ok(ls)?;
             let mut keep = key.as_ref().map(|_| Vec::new());

@@ -47,6 +47,7 @@ pub use bitmaps::BitmapFetch;
 
 mod bitmaps;
 mod counters;
+mod functional;
 
 /// Data line indices stay below the bitmap region.
 const LINE_LIMIT: u64 = BITMAP_REGION;
@@ -531,6 +532,12 @@ impl Sim {
     /// prefetcher. Nothing is timed and nothing counted; memory, engines and the pointer table
     /// start idle at the first measured record.
     fn warm(&mut self, rec: &Record) {
+        self.warm_body(rec)
+    }
+
+    /// [`Self::warm`]'s body, inlined where a copy is compiled with more CPU features.
+    #[inline(always)]
+    fn warm_body(&mut self, rec: &Record) {
         let line = rec.addr >> 6;
         let w = layout::words(&rec.data);
         let pos = self.fvt.positions(&w);

@@ -23,6 +23,7 @@ fn a_trace_file_checks_clean_and_times() {
             synth: None,
             max_records: 0,
             skip_records: 0,
+            sampling: None,
         };
         let c = check_run(&run, &|| false).unwrap();
         assert!(c.fetches > 3000);
@@ -33,7 +34,7 @@ fn a_trace_file_checks_clean_and_times() {
     }
     let p32 = dir.join("t32.vtrace");
     write_trace(&p32, 32);
-    let run = Run { config: Config::default(), trace: Some(p32.to_string_lossy().into()), synth: None, max_records: 0, skip_records: 0 };
+    let run = Run { config: Config::default(), trace: Some(p32.to_string_lossy().into()), synth: None, max_records: 0, skip_records: 0, sampling: None };
     match simulate_run(&run, &|| false) {
         Err(Error::Config(m)) => assert!(m.starts_with("trace:") && m.contains("32-byte lines"), "{m}"),
         other => panic!("expected a config error, got {other:?}"),
@@ -48,7 +49,7 @@ fn a_trace_read_again_gives_the_same_results_and_a_rewritten_one_its_own() {
     let dir = std::env::temp_dir().join(format!("veil-memcrypt-cache-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("t.vtrace");
-    let run = |cfg: Config| Run { config: cfg, trace: Some(p.to_string_lossy().into()), synth: None, max_records: 4000, skip_records: 0 };
+    let run = |cfg: Config| Run { config: cfg, trace: Some(p.to_string_lossy().into()), synth: None, max_records: 4000, skip_records: 0, sampling: None };
     let json = |r: &veil_memcrypt::Results| serde_json::to_string(r).unwrap();
     write_trace(&p, 64);
     let first = simulate_run(&run(Config::default()), &|| false).unwrap();

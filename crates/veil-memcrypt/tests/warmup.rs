@@ -21,7 +21,7 @@ fn stream() -> SynthConfig {
 fn run(cfg: &Config, skip: u64, warm: u64, n: u64) -> Results {
     let synth = SynthConfig { records: skip + warm + n, ..stream() };
     let config = Config { warmup_records: warm, ..cfg.clone() };
-    simulate_run(&Run { config, trace: None, synth: Some(synth), max_records: n, skip_records: skip }, &|| false).unwrap()
+    simulate_run(&Run { config, trace: None, synth: Some(synth), max_records: n, skip_records: skip, sampling: None }, &|| false).unwrap()
 }
 
 /// The counts fixed by the functional state (which words are frequent, how they pair, what the

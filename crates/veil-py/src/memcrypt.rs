@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 use veil_core::interrupt;
 use veil_memcrypt::input;
+use veil_memcrypt::sampled;
 use veil_memcrypt::Error;
 
 fn err(e: Error) -> PyErr {
@@ -44,6 +45,31 @@ fn simulate(py: Python<'_>, run: &str) -> PyResult<String> {
     let r = run.to_owned();
     let poll = polled_with_progress(&r);
     crate::interrupt::run(py, move || input::simulate_json(&r, &poll))?.map_err(err)
+}
+
+/// Sampled timing model: `run` as for `simulate`, with `sampling` (window, warmup, interval,
+/// threads, first, last); returns the timed windows as JSON (combined by the caller).
+#[pyfunction]
+fn sample_windows(py: Python<'_>, run: &str) -> PyResult<String> {
+    let r = run.to_owned();
+    let poll = polled_with_progress(&r);
+    crate::interrupt::run(py, move || veil_memcrypt::sampled::windows_json(&r, &poll))?.map_err(err)
+}
+
+/// Benchmark: (timed records, (wall, process CPU) seconds sequential, the same sampled) over
+/// the same records decoded into memory; `run` carries its `sampling`.
+#[pyfunction]
+fn time_sampled(py: Python<'_>, run: &str) -> PyResult<(u64, sampled::Took, sampled::Took)> {
+    let r: input::Run = serde_json::from_str(run).map_err(|e| PyValueError::new_err(format!("config: {e}")))?;
+    let s = r.sampling.clone().ok_or_else(|| PyValueError::new_err("sampling: missing"))?;
+    py.allow_threads(move || veil_memcrypt::sampled::time_sampled(&r, &s)).map_err(err)
+}
+
+/// The windows' first records (counted in the timed records) of a sampling over `records`
+/// timed records; bad sampling options are a ValueError.
+#[pyfunction]
+fn sample_plan(records: u64, sampling: &str) -> PyResult<Vec<u64>> {
+    veil_memcrypt::sampled::plan_json(records, sampling).map_err(err)
 }
 
 /// Functional model over the same input: real encryption, MACs and speculation on every line.
@@ -89,6 +115,9 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let m = PyModule::new(parent.py(), "memcrypt")?;
     m.add_function(wrap_pyfunction!(simulate, &m)?)?;
     m.add_function(wrap_pyfunction!(check, &m)?)?;
+    m.add_function(wrap_pyfunction!(sample_windows, &m)?)?;
+    m.add_function(wrap_pyfunction!(sample_plan, &m)?)?;
+    m.add_function(wrap_pyfunction!(time_sampled, &m)?)?;
     m.add_function(wrap_pyfunction!(defaults, &m)?)?;
     m.add_function(wrap_pyfunction!(write_synth_trace, &m)?)?;
     m.add_function(wrap_pyfunction!(time_model, &m)?)?;

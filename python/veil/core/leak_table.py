@@ -1,5 +1,5 @@
 """The report's leakage table (`veil reproduce leak`): every system's attacker on the cases its
-observer lists, one row per feature family under leak/<system>/<setting>/<a>-vs-<b>/<family>.
+observer lists, one row per feature family under leak/<system>/<observer>/<setting>/<a>-vs-<b>/<family>.
 
 Registered when the report is built (veil.core.report imports this module), so `veil` starts
 without the statistics; the runs themselves import veil.core.leak.
@@ -51,21 +51,21 @@ def untabled() -> list[str]:
 def rows_for(rep: dict[str, Any]) -> list[Row]:
     """The rows of one verdict: the smallest effect shown per family, and for a negative control
     the measured power, which must reach 0.95."""
-    base = f"leak/{rep['system']}/{rep['setting']}/{rep['a']}-vs-{rep['b']}"
+    base = f"leak/{rep['system']}/{rep['observer']}/{rep['setting']}/{rep['a']}-vs-{rep['b']}"
     cost = ", ".join(f"{k} {v:.4g}" for k, v in (rep.get("cost_a") or {}).items())
     rows = []
     for fam, f in rep["families"].items():
         det = f["detectable"]
         # A family that leaks has no smallest effect to state: planting into B only adds to a
         # difference already there, so its value is left out and the note gives p and power.
-        rows.append(Row(f"{rep['system']} {rep['setting']}: {rep['a']} vs {rep['b']}, {fam}",
+        rows.append(Row(f"{rep['system']}.{rep['observer']} {rep['setting']}: {rep['a']} vs {rep['b']}, {fam}",
                         None if f["leaks"] else det["effect"],
                         unit="effect", origin="measurement", key=f"{base}/{fam}",
                         note=f"{f['statement']}; p {f['p']:.3g}; classifier {f['classifier']['accuracy']:.2f}"
                              + (f"; cost per run: {cost}" if cost else "")))
     if rep["negative_control"]:
         best = max((f["power"] for f in rep["families"].values() if f["leaks"]), default=0.0)
-        rows.append(Row(f"{rep['system']} {rep['setting']}: {rep['a']} vs {rep['b']}, negative control caught",
+        rows.append(Row(f"{rep['system']}.{rep['observer']} {rep['setting']}: {rep['a']} vs {rep['b']}, negative control caught",
                         best, unit="power", origin="measurement", key=f"{base}/power", shape=Shape(">=", 0.95),
                         source=NEG_SOURCE))
     return rows

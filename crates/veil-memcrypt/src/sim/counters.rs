@@ -57,4 +57,29 @@ impl Sim {
         }
         (known, verified)
     }
+
+    /// [`Self::counter_fetch`] untimed (functional warm-up): the counter block and the tree
+    /// nodes a miss would fetch enter the counter cache, in the same order.
+    pub(super) fn warm_counter(&mut self, line: u64, write: bool) {
+        let Some(cache) = self.ctr_cache.as_mut() else {
+            return;
+        };
+        let mut idx = line / crate::tree::COUNTERS_PER_BLOCK;
+        if matches!(cache.access(idx, write), Lookup::Hit { .. }) {
+            return;
+        }
+        let mut nodes = Vec::new();
+        for level in 1..=self.tree_levels {
+            idx /= self.tree_arity;
+            let key = ((level as u64) << 56) | idx;
+            if level == self.tree_levels || matches!(cache.access(key, false), Lookup::Hit { .. }) {
+                break;
+            }
+            nodes.push(key);
+        }
+        cache.fill(line / crate::tree::COUNTERS_PER_BLOCK, 0.0, write, false);
+        for key in nodes {
+            cache.fill(key, 0.0, false, false);
+        }
+    }
 }

@@ -1,0 +1,90 @@
+//! What a sampled run (`crate::sampled`) needs of the machine: functional warm-up, a fork of
+//! the warmed state with idle timing state, and snapshots of the counters between which a
+//! window's measured records lie.
+
+use super::{MacStore, Results, Sim, MAC_REGION};
+use crate::config::Config;
+use crate::error::Result;
+use crate::record::{Kind, Record};
+
+impl Sim {
+    /// Functional warm-up of a sampled run (`crate::sampled`): what [`Self::warm`] trains, and
+    /// besides the rows the record leaves open in SDRAM and the counter cache's contents, so a
+    /// window starts from the state the records before it left (only its timing state, the
+    /// core, the bookings of memory and engines and the pointer table, starts idle; the window's
+    /// detailed warm-up rebuilds it).
+    pub fn warm_functional(&mut self, rec: &Record) {
+        #[cfg(target_arch = "x86_64")]
+        if self.x86_v3 {
+            // SAFETY: `x86_v3` is set only where the CPU has every feature the copy enables.
+            return unsafe { self.warm_functional_x86_v3(rec) };
+        }
+        self.warm_functional_with(rec)
+    }
+
+    /// [`Self::warm_functional`] compiled with the features of [`Self::step_x86_v3`] (it is the
+    /// sequential part of a sampled run: its speed bounds the run's).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt,avx,avx2")]
+    unsafe fn warm_functional_x86_v3(&mut self, rec: &Record) {
+        self.warm_functional_with(rec)
+    }
+
+    #[inline(always)]
+    fn warm_functional_with(&mut self, rec: &Record) {
+        self.warm_body(rec);
+        let line = rec.addr >> 6;
+        if self.mac_store == MacStore::Separate {
+            self.dram
+                .warm(MAC_REGION + line * self.mac_bytes as u64 / 64);
+        }
+        self.dram.warm(line);
+        if self.ctr_cache.is_some() && self.encryption {
+            self.warm_counter(line, rec.kind == Kind::Writeback);
+        }
+    }
+
+    /// Results so far without draining the outstanding misses: `cycles` is the core's time now,
+    /// and the two means are left as sums (`mean_memory_cycles`, `mean_crypto_cycles`), so that
+    /// the difference of two snapshots is the work between them (`crate::sampled`).
+    pub fn snapshot(&self) -> Results {
+        let mut r = self.r.clone();
+        r.cycles = self.t;
+        r.spec_ops = self.eng.spec_ops;
+        r.demand_ops = self.eng.demand_ops;
+        r.spec_displaced = self.eng.displaced;
+        let d = self.dram.stats();
+        r.dram_row_hits = d.row_hits;
+        r.dram_row_closed = d.row_closed;
+        r.dram_row_conflicts = d.row_conflicts;
+        r.dram_accesses = d.row_hits + d.row_closed + d.row_conflicts;
+        r.mean_memory_cycles = self.mem_sum;
+        r.mean_crypto_cycles = self.crypto_sum;
+        r.dram_unloaded = self.dram.unloaded();
+        r
+    }
+
+    /// A copy of this machine's functional state (what [`Self::warm_functional`] trains) with
+    /// idle timing state: the same as a clone of a machine that has only been warmed, without
+    /// copying its empty engine calendars (a quarter of a megabyte, most of a clone's cost; a
+    /// fresh calendar's zeroed pages are only mapped when touched). `cfg` must be this machine's.
+    pub fn fork(&self, cfg: &Config) -> Result<Self> {
+        let mut s = Sim::new(cfg)?;
+        s.fvt = self.fvt.clone();
+        s.line_bm = self.line_bm.clone();
+        s.bitmaps = self.bitmaps.clone();
+        s.prefetcher = self.prefetcher.clone();
+        s.tlb = self.tlb.clone();
+        s.ctr_cache = self.ctr_cache.clone();
+        s.dram = self.dram.clone();
+        s.warm_left = 0;
+        s.x86_v3 = self.x86_v3;
+        Ok(s)
+    }
+
+    /// Ends the warm-up phase of `Config::warmup_records` now (a clone for a sampled window
+    /// times every record it is given).
+    pub fn end_warmup(&mut self) {
+        self.warm_left = 0;
+    }
+}
