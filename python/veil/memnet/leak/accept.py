@@ -365,7 +365,9 @@ def accept_rows(data: dict, labels: dict[str, str]) -> list:
                 shape=Shape("<=", 0.01), source=CRITERION + ": at most 1% of same-secret verdicts flagged",
                 origin="measurement", key=f"memnet/leak/accept/{alg}/false_positive_rate",
                 note=f"{fp['flagged']['either']}/{fp['tests']} flagged (spatial {fp['flagged']['spatial']}, temporal "
-                     f"{fp['flagged']['temporal']}); {draws}{stopped}; {how}"),
+                     f"{fp['flagged']['temporal']}); {draws}{stopped}; {how}"
+                     + (f"; false positives re-measured {r['false_positives_remeasured']}"
+                        if r.get("false_positives_remeasured") else "")),
         ]
     return rows
 

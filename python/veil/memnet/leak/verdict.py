@@ -90,9 +90,19 @@ def _temporal(w: Windows, cpus: np.ndarray) -> np.ndarray:
 
 
 def _family(tests: list[dict], alpha: float) -> dict[str, Any]:
-    adj = stats.holm([t["p"] for t in tests])
-    for t, a in zip(tests, adj):
+    """The verdict from the exact aligned tests alone, Holm-adjusted together. The classifier is
+    reported beside them (accuracy, clustered interval, its own p) but does not vote: its p
+    assumes each held-out seed pair's accuracy is symmetric about 1/2 under no leak, which a
+    retrained classifier need not give, and on same-secret traced runs it flagged 3 of 800
+    verdicts (constant_rate 2/100, ghost_minimal 1/100) where no aligned test came near alpha."""
+    exact = [t for t in tests if t["name"] != "classifier"]
+    adj = stats.holm([t["p"] for t in exact])
+    for t, a in zip(exact, adj):
         t["p_adjusted"] = a
+    for t in tests:
+        if t["name"] == "classifier":
+            t["p_adjusted"] = t["p"]
+            t["descriptive"] = True
     p = min(adj) if adj else 1.0
     return {"tests": tests, "p": p, "leaks": p < alpha, "verdict": LEAKS if p < alpha else NO_LEAK}
 
@@ -128,8 +138,10 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nod
     blocks = len(runs_a)
     cpus = np.asarray(cpu_nodes)
     targets = list(module_nodes[: max(1, len(module_nodes) // 4)])
-    ntests = 3
-    level = alpha / ntests  # Holm's first step: a p below it is flagged whatever the others say
+    # Plantings are judged at alpha / 3 and alpha / 2, below the families' Holm first steps
+    # (alpha / 2: two exact spatial tests; alpha: one temporal), so the measured detectable
+    # effects are upper bounds (the power measured is a lower bound on the verdict's).
+    level = alpha / 3
 
     # SPATIAL: where (fractions: how many packets is the temporal family's business).
     ca = [cpu_pairs(w, nodes, cpus) for w in runs_a]
