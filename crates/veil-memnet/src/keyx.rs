@@ -2,7 +2,8 @@
 //! packet, every CPU and memory module proves it is a genuine part and each communicating
 //! (CPU, module) pair agrees on the keys and nonces its one-time-pad engines use.
 //!
-//! Protocol (one run per pair, CPU `c` initiating, module `m` answering; docs/memnet.md):
+//! Protocol (one run per pair, CPU `c` initiating, module `m` answering; in a memory system's
+//! run any pair of nodes, the lower id initiating; docs/memnet.md):
 //! 1. Manufacturing: each device holds an Ed25519 device key; the manufacturer's Ed25519 key
 //!    signs `CERT_LABEL || role || id || device public key` (the certificate). Every device
 //!    knows the manufacturer's public key.
@@ -23,10 +24,14 @@
 //!    later pad.
 
 use aes::cipher::{KeyIvInit, StreamCipher};
-use aws_lc_rs::agreement::{self, EphemeralPrivateKey, UnparsedPublicKey as AgreePublic, X25519};
+use std::collections::HashMap;
+
+use aws_lc_rs::agreement::{self, PrivateKey, UnparsedPublicKey as AgreePublic, X25519};
 use aws_lc_rs::hkdf;
-use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::rand::{SecureRandom, SystemRandom};
 use aws_lc_rs::signature::{self, Ed25519KeyPair, KeyPair};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
 
 const CERT_LABEL: &[u8] = b"veil-memnet device certificate v1";
 const TRANSCRIPT_LABEL: &[u8] = b"veil-memnet boot exchange v1";
@@ -76,6 +81,33 @@ fn crypto<E: std::fmt::Debug>(what: &'static str) -> impl Fn(E) -> KeyxError {
     move |e| KeyxError::Crypto(format!("{what}: {e:?}"))
 }
 
+/// Where device and ephemeral keys come from. A real part draws them from its hardware RNG
+/// (`SystemRandom` here); a simulated run draws them from a ChaCha20 stream of its seed
+/// (`Keyring`), so one seed always boots to the same keys and runs are reproducible.
+pub trait Entropy {
+    fn bytes(&mut self, out: &mut [u8]) -> Result<(), KeyxError>;
+}
+
+impl Entropy for SystemRandom {
+    fn bytes(&mut self, out: &mut [u8]) -> Result<(), KeyxError> {
+        self.fill(out).map_err(crypto("system randomness"))
+    }
+}
+
+impl Entropy for ChaCha20Rng {
+    fn bytes(&mut self, out: &mut [u8]) -> Result<(), KeyxError> {
+        self.fill_bytes(out);
+        Ok(())
+    }
+}
+
+/// An Ed25519 key from 32 fresh bytes (the seed form of RFC 8032's private key).
+fn ed25519(rng: &mut dyn Entropy, what: &'static str) -> Result<Ed25519KeyPair, KeyxError> {
+    let mut seed = [0u8; 32];
+    rng.bytes(&mut seed)?;
+    Ed25519KeyPair::from_seed_unchecked(&seed).map_err(crypto(what))
+}
+
 /// A device's certificate: its role, id and Ed25519 public key, signed by the manufacturer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Certificate {
@@ -99,9 +131,8 @@ pub struct Manufacturer {
 }
 
 impl Manufacturer {
-    pub fn new(rng: &SystemRandom) -> Result<Self, KeyxError> {
-        let pkcs8 = Ed25519KeyPair::generate_pkcs8(rng).map_err(crypto("manufacturer key"))?;
-        Ok(Self { key: Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).map_err(crypto("manufacturer key"))? })
+    pub fn new(rng: &mut dyn Entropy) -> Result<Self, KeyxError> {
+        Ok(Self { key: ed25519(rng, "manufacturer key")? })
     }
 
     pub fn public(&self) -> Vec<u8> {
@@ -109,7 +140,7 @@ impl Manufacturer {
     }
 
     /// A genuine device: a fresh device key with a certificate.
-    pub fn make(&self, role: Role, id: u32, rng: &SystemRandom) -> Result<Device, KeyxError> {
+    pub fn make(&self, role: Role, id: u32, rng: &mut dyn Entropy) -> Result<Device, KeyxError> {
         let d = Device::uncertified(role, id, rng)?;
         let signature = self.key.sign(&cert_message(role, id, &d.cert.public)).as_ref().to_vec();
         Ok(Device { cert: Certificate { signature, ..d.cert }, key: d.key })
@@ -124,9 +155,8 @@ pub struct Device {
 
 impl Device {
     /// A device whose certificate carries no valid signature (a counterfeit part).
-    pub fn uncertified(role: Role, id: u32, rng: &SystemRandom) -> Result<Self, KeyxError> {
-        let pkcs8 = Ed25519KeyPair::generate_pkcs8(rng).map_err(crypto("device key"))?;
-        let key = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).map_err(crypto("device key"))?;
+    pub fn uncertified(role: Role, id: u32, rng: &mut dyn Entropy) -> Result<Self, KeyxError> {
+        let key = ed25519(rng, "device key")?;
         let public = key.public_key().as_ref().to_vec();
         Ok(Self { cert: Certificate { role, id, public, signature: vec![0; 64] }, key })
     }
@@ -174,6 +204,17 @@ impl DirectionKeys {
         (self.key, self.nonce, c)
     }
 
+    /// These keys stepped forward to `epoch` (the memory system's OTP engines re-key when their
+    /// pad counter would pass `2^counter_bits`, and bump the epoch the packet carries).
+    pub fn at_epoch(&self, epoch: u32) -> DirectionKeys {
+        assert!(epoch >= self.epoch, "keys only step forward (epoch {} asked of {})", epoch, self.epoch);
+        let mut k = self.clone();
+        while k.epoch < epoch {
+            k.rekey();
+        }
+        k
+    }
+
     /// HKDF-expand of the current key: both ends do it at the same counter, nothing is sent.
     fn rekey(&mut self) {
         self.epoch += 1;
@@ -211,18 +252,19 @@ impl hkdf::KeyType for Len {
     }
 }
 
-/// A pair's keys as one end holds them: `send` for its packets, `recv` for the other's.
+/// A pair's keys as one end holds them: `forward` for the initiator's packets (in `boot`, the
+/// CPU's to the module), `backward` for the responder's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairKeys {
-    pub cpu: u32,
-    pub module: u32,
-    pub cpu_to_module: DirectionKeys,
-    pub module_to_cpu: DirectionKeys,
+    pub initiator: u32,
+    pub responder: u32,
+    pub forward: DirectionKeys,
+    pub backward: DirectionKeys,
 }
 
-fn derive(shared: &[u8], transcript: &[u8], cpu: u32, module: u32, limit: u32) -> PairKeys {
+fn derive(shared: &[u8], transcript: &[u8], initiator: u32, responder: u32, limit: u32) -> PairKeys {
     let prk = hkdf::Salt::new(hkdf::HKDF_SHA256, transcript).extract(shared);
-    let ids = [cpu.to_le_bytes(), module.to_le_bytes()].concat();
+    let ids = [initiator.to_le_bytes(), responder.to_le_bytes()].concat();
     let mut out = [0u8; 56];
     prk.expand(&[KDF_LABEL, &ids], Len(56)).and_then(|o| o.fill(&mut out)).expect("56 bytes is within HKDF's range");
     let dir = |k: &[u8], n: &[u8]| DirectionKeys {
@@ -232,80 +274,102 @@ fn derive(shared: &[u8], transcript: &[u8], cpu: u32, module: u32, limit: u32) -
         epoch: 0,
         limit,
     };
-    PairKeys { cpu, module, cpu_to_module: dir(&out[0..16], &out[32..44]), module_to_cpu: dir(&out[16..32], &out[44..56]) }
+    PairKeys { initiator, responder, forward: dir(&out[0..16], &out[32..44]), backward: dir(&out[16..32], &out[44..56]) }
 }
 
 /// The messages of one exchange, as they cross the wire (an attacker on the link may change them).
 #[derive(Clone, Debug)]
 pub struct Wire {
-    pub cpu_cert: Certificate,
-    pub cpu_ephemeral: Vec<u8>,
-    pub module_cert: Certificate,
-    pub module_ephemeral: Vec<u8>,
-    pub module_signature: Vec<u8>,
-    pub cpu_signature: Vec<u8>,
+    pub initiator_cert: Certificate,
+    pub initiator_ephemeral: Vec<u8>,
+    pub responder_cert: Certificate,
+    pub responder_ephemeral: Vec<u8>,
+    pub responder_signature: Vec<u8>,
+    pub initiator_signature: Vec<u8>,
 }
 
-fn transcript(cpu: u32, module: u32, e_c: &[u8], e_m: &[u8]) -> Vec<u8> {
+/// Both parts' roles and ids are in the transcript: in `boot` a CPU and a module share an id.
+fn transcript(a: &Certificate, b: &Certificate, e_a: &[u8], e_b: &[u8]) -> Vec<u8> {
     let mut t = TRANSCRIPT_LABEL.to_vec();
-    t.extend_from_slice(&cpu.to_le_bytes());
-    t.extend_from_slice(&module.to_le_bytes());
-    t.extend_from_slice(e_c);
-    t.extend_from_slice(e_m);
+    for c in [a, b] {
+        t.push(c.role.byte());
+        t.extend_from_slice(&c.id.to_le_bytes());
+    }
+    t.extend_from_slice(e_a);
+    t.extend_from_slice(e_b);
     t
 }
 
-fn ephemeral(rng: &SystemRandom) -> Result<(EphemeralPrivateKey, Vec<u8>), KeyxError> {
-    let k = EphemeralPrivateKey::generate(&X25519, rng).map_err(crypto("ephemeral key"))?;
+fn ephemeral(rng: &mut dyn Entropy) -> Result<(PrivateKey, Vec<u8>), KeyxError> {
+    let mut secret = [0u8; 32];
+    rng.bytes(&mut secret)?;
+    let k = PrivateKey::from_private_key(&X25519, &secret).map_err(crypto("ephemeral key"))?;
     let p = k.compute_public_key().map_err(crypto("ephemeral key"))?.as_ref().to_vec();
     Ok((k, p))
 }
 
-fn agree(k: EphemeralPrivateKey, peer: &[u8]) -> Result<Vec<u8>, KeyxError> {
+fn agree(k: &PrivateKey, peer: &[u8]) -> Result<Vec<u8>, KeyxError> {
     let bad = KeyxError::Transcript("the peer's ephemeral key is not a valid X25519 key".into());
-    agreement::agree_ephemeral(k, &AgreePublic::new(&X25519, peer), bad, |s| Ok(s.to_vec()))
+    agreement::agree(k, AgreePublic::new(&X25519, peer), bad, |s| Ok(s.to_vec()))
 }
 
-/// Runs the exchange between `cpu` and `module`; `tamper` sees (and may change) the messages
-/// in flight, as a man in the middle would. Returns each end's view of the pair's keys.
+/// Runs the exchange between CPU `cpu` (initiating) and module `module`; `tamper` sees (and
+/// may change) the messages in flight, as a man in the middle would. Returns each end's view
+/// of the pair's keys.
 pub fn exchange(
     cpu: &Device,
     module: &Device,
     manufacturer: &[u8],
     limit: u32,
-    rng: &SystemRandom,
+    rng: &mut dyn Entropy,
     tamper: &mut dyn FnMut(&mut Wire, u8),
 ) -> Result<(PairKeys, PairKeys), KeyxError> {
-    let (kc, e_c) = ephemeral(rng)?;
+    exchange_between(cpu, module, (Role::Cpu, Role::Module), manufacturer, limit, rng, tamper)
+}
+
+/// The exchange between any two parts (in a memory system's run, any two nodes whose packets
+/// cross the network). Each end knows which part it means to talk to (the network's parts and
+/// their places are public: `roles` and the devices' ids), and refuses a certificate that
+/// names another role or id.
+pub fn exchange_between(
+    initiator: &Device,
+    responder: &Device,
+    roles: (Role, Role),
+    manufacturer: &[u8],
+    limit: u32,
+    rng: &mut dyn Entropy,
+    tamper: &mut dyn FnMut(&mut Wire, u8),
+) -> Result<(PairKeys, PairKeys), KeyxError> {
+    let (ka, e_a) = ephemeral(rng)?;
     let mut w = Wire {
-        cpu_cert: cpu.cert.clone(),
-        cpu_ephemeral: e_c.clone(),
-        module_cert: module.cert.clone(),
-        module_ephemeral: vec![],
-        module_signature: vec![],
-        cpu_signature: vec![],
+        initiator_cert: initiator.cert.clone(),
+        initiator_ephemeral: e_a.clone(),
+        responder_cert: responder.cert.clone(),
+        responder_ephemeral: vec![],
+        responder_signature: vec![],
+        initiator_signature: vec![],
     };
     tamper(&mut w, 1);
-    // The module: checks the CPU's certificate, answers with its own, signs the transcript.
-    verify_certificate(&w.cpu_cert, manufacturer, Role::Cpu, None)?;
-    let (km, e_m) = ephemeral(rng)?;
-    let (c_id, m_id) = (w.cpu_cert.id, module.cert.id);
-    let t_m = transcript(c_id, m_id, &w.cpu_ephemeral, &e_m);
-    w.module_cert = module.cert.clone();
-    w.module_ephemeral = e_m.clone();
-    w.module_signature = module.sign(&t_m);
+    // The responder: checks the initiator's certificate, answers with its own, signs the transcript.
+    let (ia, ib) = (&initiator.cert, &responder.cert);
+    verify_certificate(&w.initiator_cert, manufacturer, roles.0, Some(ia.id))?;
+    let (kb, e_b) = ephemeral(rng)?;
+    let t_b = transcript(&w.initiator_cert, ib, &w.initiator_ephemeral, &e_b);
+    w.responder_cert = ib.clone();
+    w.responder_ephemeral = e_b.clone();
+    w.responder_signature = responder.sign(&t_b);
     tamper(&mut w, 2);
-    // The CPU: checks the module's certificate (the module it meant to reach) and signature.
-    verify_certificate(&w.module_cert, manufacturer, Role::Module, Some(module.cert.id))?;
-    let t_c = transcript(cpu.cert.id, w.module_cert.id, &e_c, &w.module_ephemeral);
-    verify_transcript(&w.module_cert, &t_c, &w.module_signature)?;
-    w.cpu_signature = cpu.sign(&t_c);
-    let cpu_view = derive(&agree(kc, &w.module_ephemeral)?, &t_c, cpu.cert.id, w.module_cert.id, limit);
+    // The initiator: checks the responder's certificate (the part it meant to reach) and signature.
+    verify_certificate(&w.responder_cert, manufacturer, roles.1, Some(ib.id))?;
+    let t_a = transcript(ia, &w.responder_cert, &e_a, &w.responder_ephemeral);
+    verify_transcript(&w.responder_cert, &t_a, &w.responder_signature)?;
+    w.initiator_signature = initiator.sign(&t_a);
+    let a_view = derive(&agree(&ka, &w.responder_ephemeral)?, &t_a, ia.id, w.responder_cert.id, limit);
     tamper(&mut w, 3);
-    // The module: checks the CPU's signature over its own view of the transcript.
-    verify_transcript(&w.cpu_cert, &t_m, &w.cpu_signature)?;
-    let module_view = derive(&agree(km, &w.cpu_ephemeral)?, &t_m, c_id, m_id, limit);
-    Ok((cpu_view, module_view))
+    // The responder: checks the initiator's signature over its own view of the transcript.
+    verify_transcript(&w.initiator_cert, &t_b, &w.initiator_signature)?;
+    let b_view = derive(&agree(&kb, &w.initiator_ephemeral)?, &t_b, w.initiator_cert.id, ib.id, limit);
+    Ok((a_view, b_view))
 }
 
 /// A booted system: every (CPU, module) pair's keys, as the CPU holds them.
@@ -320,17 +384,73 @@ impl Booted {
     }
 }
 
-/// Boots `cpus` x `modules` devices: every pair runs the exchange; one refused certificate or
-/// tampered exchange stops the boot (no keys, no run).
+/// Boots `cpus` x `modules` devices with the system's randomness: every pair runs the exchange;
+/// one refused certificate or tampered exchange stops the boot (no keys, no run).
 pub fn boot(cpus: &[Device], modules: &[Device], manufacturer: &[u8], limit: u32) -> Result<Booted, KeyxError> {
-    let rng = SystemRandom::new();
+    let mut rng = SystemRandom::new();
     let mut pairs = Vec::with_capacity(cpus.len() * modules.len());
     for c in cpus {
         for m in modules {
-            let (cv, mv) = exchange(c, m, manufacturer, limit, &rng, &mut |_, _| {})?;
+            let (cv, mv) = exchange(c, m, manufacturer, limit, &mut rng, &mut |_, _| {})?;
             debug_assert_eq!(cv, mv);
             pairs.push(cv);
         }
     }
     Ok(Booted { pairs, modules: modules.len() })
+}
+
+/// A ChaCha20 stream of a run's seed: stream 0 makes the manufacturer, 1 + n node n's device
+/// key, 2^32 + pair index the pair's ephemeral keys, so a pair's keys do not depend on the order
+/// in which pairs first talk.
+fn seeded(seed: u64, stream: u64) -> ChaCha20Rng {
+    let mut r = ChaCha20Rng::seed_from_u64(seed);
+    r.set_stream(stream);
+    r
+}
+
+/// The boot of a simulated memory system, deterministic for its seed: one certified device per
+/// node, and a key exchange per pair of nodes, run when the pair first needs its keys (every
+/// pair that communicates, module-to-module legs of multi-leg routes included, and the pairs
+/// a non-destination node tries when it decodes a packet with its own keys).
+pub struct Keyring {
+    seed: u64,
+    manufacturer: Vec<u8>,
+    roles: Vec<Role>,
+    devices: Vec<Device>,
+    pairs: HashMap<(u32, u32), PairKeys>,
+    /// Exchanges run so far (one per unordered pair).
+    pub exchanges: u64,
+}
+
+impl Keyring {
+    /// `roles[n]`: what node n is; device ids are node ids.
+    pub fn new(seed: u64, roles: &[Role]) -> Result<Self, KeyxError> {
+        let m = Manufacturer::new(&mut seeded(seed, 0))?;
+        let devices = roles.iter().enumerate().map(|(n, &r)| m.make(r, n as u32, &mut seeded(seed, 1 + n as u64))).collect::<Result<_, _>>()?;
+        Ok(Self { seed, manufacturer: m.public(), roles: roles.to_vec(), devices, pairs: HashMap::new(), exchanges: 0 })
+    }
+
+    /// What each node is (node ids are device ids).
+    pub fn roles(&self) -> &[Role] {
+        &self.roles
+    }
+
+    /// The keys of direction `src -> dst` at key epoch `epoch` (the lower node id initiates).
+    pub fn direction(&mut self, src: u32, dst: u32, epoch: u32) -> Result<DirectionKeys, KeyxError> {
+        let (a, b) = (src.min(dst), src.max(dst));
+        if !self.pairs.contains_key(&(a, b)) {
+            let stream = (1u64 << 32) + a as u64 * self.devices.len() as u64 + b as u64;
+            let (da, db) = (&self.devices[a as usize], &self.devices[b as usize]);
+            // The engines step the epoch themselves (`at_epoch`); `limit` is not used here.
+            let roles = (self.roles[a as usize], self.roles[b as usize]);
+            let (va, vb) = exchange_between(da, db, roles, &self.manufacturer, u32::MAX, &mut seeded(self.seed, stream), &mut |_, _| {})?;
+            if va != vb {
+                return Err(KeyxError::Crypto(format!("nodes {a} and {b} derived different keys")));
+            }
+            self.pairs.insert((a, b), va);
+            self.exchanges += 1;
+        }
+        let p = &self.pairs[&(a, b)];
+        Ok(if src == a { &p.forward } else { &p.backward }.at_epoch(epoch))
+    }
 }

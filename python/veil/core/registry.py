@@ -113,9 +113,12 @@ class Registry:
         return known[name]
 
     def has_experiment(self, name: str) -> bool:
-        """Whether `name` is registered, importing only the system its prefix names."""
+        """Whether `name` is registered, importing only the system its prefix names (and, for
+        an experiment the system declared by module, that module)."""
         if name not in self.experiments:
             load_system(name.split(".")[0])
+        if name not in self.experiments and name in _DECLARED:
+            importlib.import_module(_DECLARED[name])
         return name in self.experiments
 
     def experiment(self, name: str) -> Experiment:
@@ -126,7 +129,7 @@ class Registry:
         return self.experiments[name]
 
     def systems(self) -> list[str]:
-        load_systems()
+        load_reproducers()  # a system may register nothing but its reproducer and CLI (trace)
         names = {c.system for kind in self.components.values() for c in kind.values()}
         names |= {e.system for e in self.experiments.values()}
         names |= set(self.reproducers) | {b.system for b in self.benchmarks.values()}
@@ -140,6 +143,14 @@ class Registry:
 
 REGISTRY = Registry()
 _loaded = False
+# experiment name -> module that registers it, imported when the experiment is asked for
+_DECLARED: dict[str, str] = {}
+
+
+def declare_experiment(name: str, module: str) -> None:
+    """Names an experiment whose module is heavy to import (numpy, scipy, an engine): the module,
+    which registers it, is imported only when a command asks for the experiment (or lists all)."""
+    _DECLARED[name] = module
 
 
 def register_component(kind: str, name: str, doc: str, params: type[BaseModel] | None = None,
@@ -241,6 +252,8 @@ def load_systems() -> None:
     _loaded = True
     for name in system_names():
         importlib.import_module(f"veil.{name}")
+    for module in sorted(set(_DECLARED.values())):
+        importlib.import_module(module)
 
 
 def load_reproducers() -> None:

@@ -184,8 +184,8 @@ OBSERVER = register_observer(Observer(
          "line's copy of its nonce; not the plaintext, the FVT, the keys or the core's load latencies",
     settings=SETTINGS, patterns=PATTERNS, run=_run_bus, leaky=("ecb",),
     defences=("direct", "direct-bitmap-always", "direct-nospec", "counter", "counter-nospec"), default_size=2000,
-    table=tuple((s, "frequent", "random") for s in ("ecb", "direct", "direct-nospec")),
-    table_size=1000, min_size=2 * WINDOW))
+    table=tuple((s, "frequent", "random") for s in ("ecb", "direct", "direct-bitmap-always", "direct-nospec")),
+    table_size=1000, min_size=2 * WINDOW, paired_seed=True))
 
 LOADS = register_observer(Observer(
     system="memcrypt", name="loads",
@@ -194,7 +194,7 @@ LOADS = register_observer(Observer(
     settings=SETTINGS, patterns=PATTERNS, run=_run_loads, leaky=(),
     defences=("direct-nospec", "counter-nospec"), default_size=2000,
     table=(("direct", "frequent", "random"),),
-    table_size=1000, min_size=2 * WINDOW))
+    table_size=1000, min_size=2 * WINDOW, paired_seed=True))
 
 
 def measure(obs: Observer, setting: str, a: str, b: str, seeds: int = 11, size: int | None = None) -> dict[str, float]:

@@ -99,7 +99,11 @@ def cmd_leak(args) -> int:
     if args.calibrate:
         from .leak.calibrate import calibrate
 
-        for line in calibrate(args.calibrate, args.algorithm, args.pairs):
+        try:
+            plants = tuple(float(x) for x in args.plants.split(","))
+        except ValueError:
+            raise ConfigError(f"--plants: {args.plants!r} is not a comma-separated list of fractions") from None
+        for line in calibrate(args.calibrate, args.algorithm, args.pairs, plants=plants):
             print(line, flush=True)
         return 0
     if not args.config:
@@ -146,4 +150,5 @@ def add_commands(sub) -> None:
                    help="acceptance figures on a traced program: same-secret verdicts, measured power, planted redirects")
     q.add_argument("--algorithm", default="minimal", help="with --calibrate: the routing algorithm")
     q.add_argument("--pairs", type=int, default=13, help="with --calibrate: seed pairs")
+    q.add_argument("--plants", default="0.05,0.2", help="with --calibrate: redirects to plant, fractions in (0, 1]")
     q.set_defaults(handler=cmd_leak)

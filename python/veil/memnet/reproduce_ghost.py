@@ -588,3 +588,6 @@ def leak_section(ctx, algs: list[str]) -> None:
                             metric=f"memnet/leak/{a}/{fam}_accuracy"))
     ctx.table("Adversary on every channel: held-out accuracy telling uniform from hotspot traffic apart "
               "(0.5 = chance; 95% interval clustered by seed pair as spread)", rows)
+    from .leak.accept import accept_section
+
+    accept_section(ctx, LABEL)

@@ -2,6 +2,7 @@
 //! latencies, geometry and DRAM timing, the injection policy and the encryption state.
 
 use super::*;
+use crate::keyx::Role;
 
 impl MemSystem {
     /// Builds the system with synthetic miss streams from `cfg.workload`.
@@ -160,10 +161,12 @@ impl MemSystem {
             )
         });
         let functional = e.functional.then(|| {
-            let mut key = [0u8; 16];
-            key[..8].copy_from_slice(&cfg.network.seed.to_le_bytes());
-            key[8..].copy_from_slice(b"memnetky");
-            Functional::new(key, e.otp_depth, pad_blocks, e.check_bits)
+            // Every node gets a certified device key; a CPU's node is the CPU's, the rest are modules'.
+            let mut roles = vec![Role::Module; nodes];
+            for &n in &cpu_nodes {
+                roles[n as usize] = Role::Cpu;
+            }
+            Functional::new(cfg.network.seed, &roles, e.otp_depth, pad_blocks, e.check_bits)
         });
         let nv = modules * m.vaults as usize;
         Ok(Self {

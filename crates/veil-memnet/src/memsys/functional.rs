@@ -10,13 +10,17 @@
 //! of write requests and read responses. A node decodes a packet with the pad of
 //! (source, itself); it accepts the packet only if the check field then names it, so a
 //! packet for someone else is accepted with probability 2^-check_bits.
-//! Pair keys are derived from a master key (standing in for the boot-time key exchange):
-//! key = AES_master(source, destination, epoch), nonce = AES_master(source, destination,
-//! tag 1)[..8]; the pad counter of slot s in round r is (r * D + s) * pad_blocks.
+//! Pair keys come from the boot-time key exchange (`crate::keyx::Keyring`, deterministic for
+//! the run's seed): the direction's AES-128 key, stepped forward `epoch` times by the
+//! exchange's HKDF ratchet when the pad counter saturated. A pad is AES-CTR from the IV
+//! nonce[..8] || counter (64-bit, so `counter_bits` up to 64 fits); the pad counter of slot s
+//! in round r is (r * D + s) * pad_blocks.
 
 use std::collections::HashMap;
 
-use veil_crypto::{AesCipher, AesCtr};
+use veil_crypto::AesCtr;
+
+use crate::keyx::{Keyring, Role};
 
 use super::otp::Ticket;
 
@@ -35,8 +39,20 @@ pub struct FunctionalStats {
     pub out_of_order: u64,
 }
 
+/// A packet as its source encrypted it (`Functional::capture`): what a test needs to check
+/// which keys decrypt it.
+#[derive(Clone, Debug)]
+pub struct Captured {
+    pub src: u32,
+    pub dst: u32,
+    pub epoch: u32,
+    pub counter: u64,
+    pub plain: Vec<u8>,
+    pub wire: Vec<u8>,
+}
+
 pub struct Functional {
-    master: AesCipher,
+    keyring: Keyring,
     depth: u64,
     pad_blocks: u64,
     check_mask: u16,
@@ -45,12 +61,16 @@ pub struct Functional {
     sent_seq: HashMap<(u32, u32), u64>,
     max_seen: HashMap<(u32, u32), u64>,
     pub stats: FunctionalStats,
+    /// The first `capture` packets encrypted (0: none kept).
+    pub capture: usize,
+    pub captured: Vec<Captured>,
 }
 
 impl Functional {
-    pub fn new(master_key: [u8; 16], depth: usize, pad_blocks: u64, check_bits: u32) -> Self {
+    /// `roles[n]`: what node n is (its certificate's role); the boot draws every key from `seed`.
+    pub fn new(seed: u64, roles: &[Role], depth: usize, pad_blocks: u64, check_bits: u32) -> Self {
         Self {
-            master: AesCipher::new(&master_key).expect("16-byte key"),
+            keyring: Keyring::new(seed, roles).expect("a seeded boot of genuine parts cannot fail"),
             depth: depth as u64,
             pad_blocks,
             check_mask: if check_bits >= 16 { u16::MAX } else { (1u16 << check_bits) - 1 },
@@ -58,23 +78,24 @@ impl Functional {
             sent_seq: HashMap::new(),
             max_seen: HashMap::new(),
             stats: FunctionalStats::default(),
+            capture: 0,
+            captured: Vec::new(),
         }
     }
 
+    /// The boot's keys (pair exchanges run so far, and any direction's keys).
+    pub fn keyring(&mut self) -> &mut Keyring {
+        &mut self.keyring
+    }
+
     fn pair_key(&mut self, s: u32, d: u32, epoch: u32) -> &(AesCtr, [u8; 8]) {
-        let master = &self.master;
+        let ring = &mut self.keyring;
         self.keys.entry((s, d, epoch)).or_insert_with(|| {
-            let mut k = [0u8; 16];
-            k[..4].copy_from_slice(&s.to_le_bytes());
-            k[4..8].copy_from_slice(&d.to_le_bytes());
-            k[8..12].copy_from_slice(&epoch.to_le_bytes());
-            let mut n = k;
-            n[12] = 1;
-            master.encrypt(&mut k);
-            master.encrypt(&mut n);
+            // Both ends are genuine and the link is untouched: the exchange cannot be refused.
+            let k = ring.direction(s, d, epoch).expect("boot exchange between genuine parts");
             let mut nonce = [0u8; 8];
-            nonce.copy_from_slice(&n[..8]);
-            (AesCtr::new(&k).expect("16-byte key"), nonce)
+            nonce.copy_from_slice(&k.nonce[..8]);
+            (AesCtr::new(&k.key).expect("16-byte key"), nonce)
         })
     }
 
@@ -101,8 +122,12 @@ impl Functional {
     /// Source: encrypts everything after the 8 plaintext bytes with the pair's pad.
     pub fn encrypt(&mut self, src: u32, dst: u32, t: Ticket, bytes: &mut [u8]) {
         let ctr = self.counter(t);
+        let plain = (self.captured.len() < self.capture).then(|| bytes.to_vec());
         let (c, nonce) = self.pair_key(src, dst, t.epoch);
         c.xor(nonce, ctr, &mut bytes[8..]).expect("counter in range");
+        if let Some(plain) = plain {
+            self.captured.push(Captured { src, dst, epoch: t.epoch, counter: ctr, plain, wire: bytes.to_vec() });
+        }
         let seq = self.sent_seq.entry((src, dst)).or_insert(0);
         *seq += 1;
         self.stats.packets += 1;

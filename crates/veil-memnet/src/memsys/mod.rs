@@ -254,6 +254,11 @@ impl MemSystem {
         self.msgs.len()
     }
 
+    /// Functional mode's engines (their boot keys and captured packets); None otherwise.
+    pub fn functional_mut(&mut self) -> Option<&mut Functional> {
+        self.functional.as_mut()
+    }
+
     /// Module node of module `m` (its vault port).
     pub fn module_node(&self, m: usize) -> u32 {
         (m * self.tpr) as u32

@@ -205,13 +205,13 @@ def analyse(obs: Observer, setting: str, a: str, b: str, repeats: int, seed: int
             alpha: float = 1e-3, power_target: float = 0.95, power_trials: int = 20,
             runner: Callable[[list[tuple]], list[dict]] | None = None) -> dict[str, Any]:
     """Runs `obs` for `repeats` seed pairs (A with seed pair_seed(seed, i, 0), B with
-    pair_seed(seed, i, 1)) and analyses them. `runner` maps a list of `observe_one` argument
+    pair_seed(seed, i, 1), or A's seed too when the observer is `paired_seed`) and analyses them. `runner` maps a list of `observe_one` argument
     tuples to their results (a process pool or Dask; in this process by default)."""
     obs.check(setting, a, b)
     if repeats < min_repeats(alpha):
         raise ConfigError(f"repeats: {repeats} seed pair(s); at alpha {alpha:g} over {MAX_TESTS} families the exact "
                           f"sign-flip test needs at least {min_repeats(alpha)} (p >= 2^-(pairs - 1))")
-    tasks = [(obs.system, obs.name, setting, pat, pair_seed(seed, i, side), size)
+    tasks = [(obs.system, obs.name, setting, pat, pair_seed(seed, i, 0 if obs.paired_seed else side), size)
              for i in range(repeats) for side, pat in ((0, a), (1, b))]
     if runner is None:
         done = [_local(obs, t) for t in tasks]

@@ -73,6 +73,11 @@ class Observer:
     min_size: int = 1
     #: pattern pairs the system cannot express (e.g. a pattern meaningless in one setting)
     excluded: Callable[[str, str, str], str | None] = lambda setting, a, b: None
+    #: A and B of a seed pair run on the same seed: for an observer whose public work (addresses,
+    #: gaps, request order) is drawn from the seed, the pair then differs in the secret alone (a
+    #: paired design, far more powerful); a same-secret pair gives identical views (p = 1). Off,
+    #: A and B of a pair run on neighbouring seeds (memnet: a seed changes the whole run).
+    paired_seed: bool = False
 
     def check(self, setting: str, a: str, b: str) -> None:
         """One line naming the problem for an unknown setting or pattern, or identical patterns."""

@@ -1,6 +1,6 @@
 """Acceptance figures of the adversary on a real traced program:
 
-    veil memnet leak --calibrate TRACE [--algorithm minimal] [--pairs 13]
+    veil memnet leak --calibrate TRACE [--algorithm minimal] [--pairs 13] [--plants 0.05,0.2]
     python -m veil.memnet.leak.calibrate TRACE [--algorithm minimal] [--pairs 13] [--window 2000]
     python -m veil.memnet.leak.calibrate --false-positives 100 [--algorithm minimal]
 
@@ -8,7 +8,9 @@ runs the traced program `2 * pairs` times (seeds 0, 1, ...; one thread per CPU),
 at the default settings of `memnet.leak`: the same-secret verdict (A and B are the same program,
 only the seed differs: a "leaks" here is a false positive), the smallest redirect caught with
 95% power (measured by planting), and whether planted redirects of 5% and 20% of the CPUs'
-packets into a quarter of the modules (the secret selecting modules) are flagged.
+packets into a quarter of the modules (the secret selecting modules) are flagged. The
+acceptance figures over every algorithm (power over 100 plantings, false-positive rate over 100
+same-secret verdicts drawn from a pool of runs) are `python -m veil.memnet.leak.accept`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ def calibrate(trace: str, algorithm: str = "minimal", pairs: int = 13, window: i
     from . import analyse, observe, pair_seed, plant_windows, windows
 
     for p in plants:
-        power.check_effect(p)
+        try:
+            power.check_effect(p)
+        except ValueError as e:
+            raise ConfigError(f"--plants: {e}") from None
     need = aligned.min_units(1e-3 / 3)
     if pairs < need:
         raise ConfigError(f"--pairs: {pairs} seed pair(s); at alpha 0.001 (over 3 tests) the exact sign-flip test "

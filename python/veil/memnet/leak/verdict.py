@@ -20,7 +20,8 @@ from veil.core import ConfigError
 from veil.core.leak import aligned, power, stats
 from .observe import TEMPORAL, Windows
 
-__all__ = ["LEAKS", "NO_LEAK", "analyse", "statement"]
+__all__ = ["LEAKS", "NO_LEAK", "analyse", "statement", "cpu_pairs", "destination_differences", "destinations_test",
+           "plant_cpu_pairs"]
 
 LEAKS = "leaks"
 NO_LEAK = "no leak detected"
@@ -37,14 +38,71 @@ def _cpu_destinations(w: Windows, nodes: int, cpus: np.ndarray) -> np.ndarray:
     return w.pairs.reshape(len(w), nodes, nodes)[:, cpus, :].sum(axis=1)
 
 
+def cpu_pairs(w: Windows, nodes: int, cpus: np.ndarray) -> np.ndarray:
+    """Packets each CPU injects, per window and next destination (windows x CPUs x nodes)."""
+    return w.pairs.reshape(len(w), nodes, nodes)[:, cpus, :]
+
+
+def _run_shares(c: np.ndarray, n: int, segments: int) -> np.ndarray:
+    """Shares of the CPUs' packets per destination over each segment of the first n windows
+    (segments x nodes): every packet weighs the same."""
+    t = c[:n].reshape(segments, n // segments, *c.shape[1:]).sum(axis=(1, 2)).astype(float)
+    tot = t.sum(axis=1, keepdims=True)
+    return np.divide(t, tot, out=np.zeros(t.shape), where=tot > 0)
+
+
+def destination_differences(ca: list[np.ndarray], cb: list[np.ndarray], segments: int = 1) -> np.ndarray:
+    """Per seed pair (J x segments * nodes): the shares of the CPUs' packets per next destination
+    over the run (or each segment of it, both runs cut to the shorter), A minus B. Shares of the
+    run's packets, not per-window shares summed over windows: where the destination depends on
+    the CPU (sequential: every CPU sends to its own router's module) a window's shares say which
+    CPUs were busy in it, a timing variation that hid a 20% redirect at the tests' size (caught
+    in 0 of 20 plantings at 20%, 65% at 30%; with run shares 100% at 5%). Shares per CPU instead
+    cost minimal routing power (multinomial noise in CPUs x modules features: a 20% redirect
+    caught in 35% of plantings at the tests' size)."""
+    out = []
+    for a, b in zip(ca, cb):
+        m = min(len(a), len(b))
+        n = (m // segments) * segments
+        if n == 0:
+            continue
+        out.append((_run_shares(a, n, segments) - _run_shares(b, n, segments)).reshape(1, -1))
+    k = segments * ca[0].shape[2] if ca else 0
+    return np.vstack(out) if out else np.zeros((0, k))
+
+
+def plant_cpu_pairs(c: np.ndarray, effect: float, targets: list[int], rng: np.random.Generator) -> np.ndarray:
+    """`c` (windows x CPUs x nodes) with a fraction `effect` of each CPU's packets redirected to `targets`."""
+    out = c.copy()
+    for i in range(c.shape[1]):
+        out[:, i, :] = power.plant_redirect(c[:, i, :], effect, targets, rng)
+    return out
+
+
+def destinations_test(ca, cb, segments, name="destinations", permutations=aligned.PERMUTATIONS, seed=0,
+                      stop_above=None) -> aligned.SignFlip:
+    return aligned.signflip(destination_differences(ca, cb, segments), name, permutations=permutations, seed=seed,
+                            stop_above=stop_above, pooled=True)
+
+
 def _temporal(w: Windows, cpus: np.ndarray) -> np.ndarray:
     return np.column_stack([w.scalars[k] for k in TEMPORAL] + [w.per_source[:, cpus]])
 
 
 def _family(tests: list[dict], alpha: float) -> dict[str, Any]:
-    adj = stats.holm([t["p"] for t in tests])
-    for t, a in zip(tests, adj):
+    """The verdict from the exact aligned tests alone, Holm-adjusted together. The classifier is
+    reported beside them (accuracy, clustered interval, its own p) but does not vote: its p
+    assumes each held-out seed pair's accuracy is symmetric about 1/2 under no leak, which a
+    retrained classifier need not give, and on same-secret traced runs it flagged 3 of 800
+    verdicts (constant_rate 2/100, ghost_minimal 1/100) where no aligned test came near alpha."""
+    exact = [t for t in tests if t["name"] != "classifier"]
+    adj = stats.holm([t["p"] for t in exact])
+    for t, a in zip(exact, adj):
         t["p_adjusted"] = a
+    for t in tests:
+        if t["name"] == "classifier":
+            t["p_adjusted"] = t["p"]
+            t["descriptive"] = True
     p = min(adj) if adj else 1.0
     return {"tests": tests, "p": p, "leaks": p < alpha, "verdict": LEAKS if p < alpha else NO_LEAK}
 
@@ -80,26 +138,30 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nod
     blocks = len(runs_a)
     cpus = np.asarray(cpu_nodes)
     targets = list(module_nodes[: max(1, len(module_nodes) // 4)])
-    ntests = 3
-    level = alpha / ntests  # Holm's first step: a p below it is flagged whatever the others say
+    # Plantings are judged at alpha / 3 and alpha / 2, below the families' Holm first steps
+    # (alpha / 2: two exact spatial tests; alpha: one temporal), so the measured detectable
+    # effects are upper bounds (the power measured is a lower bound on the verdict's).
+    level = alpha / 3
 
     # SPATIAL: where (fractions: how many packets is the temporal family's business).
-    da = [_cpu_destinations(w, nodes, cpus) for w in runs_a]
-    db = [_cpu_destinations(w, nodes, cpus) for w in runs_b]
-    fa, fb = [_fractions(d) for d in da], [_fractions(d) for d in db]
+    ca = [cpu_pairs(w, nodes, cpus) for w in runs_a]
+    cb = [cpu_pairs(w, nodes, cpus) for w in runs_b]
+    fa, fb = [_fractions(c.sum(axis=1)) for c in ca], [_fractions(c.sum(axis=1)) for c in cb]
     cha, chb = [_fractions(w.channels) for w in runs_a], [_fractions(w.channels) for w in runs_b]
-    sp = [_aligned_test(fa, fb, segments, "destinations", permutations, seed).as_dict(),
+    sp = [destinations_test(ca, cb, segments, "destinations", permutations, seed).as_dict(),
           _aligned_test(cha, chb, segments, "channels", permutations, seed + 1).as_dict(),
           # Destination shares only: the channels' hundreds of shares made it slow, not better.
           _classifier(fa, fb, block, alpha, "classifier")]
     spatial = _family(sp, alpha)
 
     def spatial_caught(effect, rng):
-        planted = [_fractions(power.plant_redirect(d, effect, targets, rng)) for d in db]
-        return _aligned_test(fa, planted, segments, "planted", permutations, int(rng.integers(1 << 31)),
-                             level).p < level
+        planted = [plant_cpu_pairs(c, effect, targets, rng) for c in cb]
+        return destinations_test(ca, planted, segments, "planted", permutations, int(rng.integers(1 << 31)),
+                                 level).p < level
 
-    spatial["detectable"] = power.detectable_effect(spatial_caught, power_target, power_trials, seed=seed)
+    # power_trials = 0: verdicts only (the acceptance figures' same-secret draws measure power apart).
+    spatial["detectable"] = (power.detectable_effect(spatial_caught, power_target, power_trials, seed=seed)
+                             if power_trials else {"effect": None, "power": float("nan"), "trials": 0, "tried": {}})
     spatial["detectable"]["what"] = (f"fraction of the CPUs' packets redirected to modules {targets[0]}..{targets[-1]} "
                                      "in pattern B")
 
@@ -115,7 +177,8 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nod
         return _aligned_test(ta, planted, segments, "planted", permutations, int(rng.integers(1 << 31)),
                              alpha / 2, pooled=False).p < alpha / 2
 
-    temporal["detectable"] = power.detectable_effect(temporal_caught, power_target, power_trials, seed=seed)
+    temporal["detectable"] = (power.detectable_effect(temporal_caught, power_target, power_trials, seed=seed)
+                              if power_trials else {"effect": None, "power": float("nan"), "trials": 0, "tried": {}})
     temporal["detectable"]["what"] = "fraction more packets per window in pattern B"
     for fam in (spatial, temporal):
         fam["statement"] = statement(fam, power_target)
@@ -127,6 +190,8 @@ def statement(fam: dict, power_target: float) -> str:
     """The verdict in words, with the effect measured to be caught."""
     det = fam["detectable"]
     pw = f"{100 * power_target:.0f}%"
+    if not det["trials"]:
+        return f"{fam['verdict']} (p {fam['p']:.3g}; power not measured)"
     if det["effect"] is None:
         reach = f"even an effect of 1 is caught in only {100 * det['power']:.0f}% of plantings"
     else:
