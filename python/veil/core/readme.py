@@ -21,6 +21,9 @@ SYSTEMS = {
     "memcrypt": ("Shi, Lee et al., *frequent value prediction*, CF 2007",
                  "latency of decrypting and authenticating memory"),
     "he": ("van der Hagen & Lucia, *CHOCO(-TACO)*, ASPLOS 2022", "client data in homomorphic DNN inference"),
+    "leak": ("— (one adversary for every system)",
+             "tests each system's claim against its attacker's view: storage server, memory bus, OS, HE server, "
+             "network channels"),
 }
 
 
