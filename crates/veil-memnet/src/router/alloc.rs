@@ -4,6 +4,28 @@
 use super::{unevaluated_prefix, ACTIVE, wrap, Params, Router, Scratch, STALL_BUSY, STALL_CONFLICT, STALL_FULL};
 
 impl Router {
+    /// The input arbiter's pick for input VC `ivc`: the free output VC of its route nearest
+    /// after its round-robin pointer (-1: every one busy).
+    #[inline(always)]
+    fn input_pick(&self, ivc: usize, v: usize, nvc: usize) -> i32 {
+        let rs = self.route[ivc];
+        let ptr = self.vc_in_ptr[ivc] as usize;
+        let mut best = -1i32;
+        let mut best_d = u32::MAX;
+        for ov in rs.vc_lo..=rs.vc_hi {
+            let o_l = rs.port as usize * v + ov as usize;
+            if self.ovc_in_use[o_l] {
+                continue;
+            }
+            let d = wrap(o_l + nvc - ptr, nvc) as u32;
+            if d < best_d {
+                best_d = d;
+                best = o_l as i32;
+            }
+        }
+        best
+    }
+
     /// VC allocation, evaluate: the entries queued since the last step request output VCs.
     pub(super) fn eval_vc_alloc(&mut self, pr: &Params, s: &mut Scratch, now: i64) {
         let v = pr.v;
@@ -18,21 +40,7 @@ impl Router {
             // arbiter picks; the general path below would give the same result.
             let e = &mut qs[0];
             let ivc = e.input as usize * v + e.vc as usize;
-            let rs = self.route[ivc];
-            let ptr = self.vc_in_ptr[ivc] as usize;
-            let mut best = -1i32;
-            let mut best_d = u32::MAX;
-            for ov in rs.vc_lo..=rs.vc_hi {
-                let o_l = rs.port as usize * v + ov as usize;
-                if self.ovc_in_use[o_l] {
-                    continue;
-                }
-                let d = wrap(o_l + nvc - ptr, nvc) as u32;
-                if d < best_d {
-                    best_d = d;
-                    best = o_l as i32;
-                }
-            }
+            let best = self.input_pick(ivc, v, nvc);
             if best < 0 {
                 e.res = STALL_BUSY;
             } else {
@@ -48,21 +56,7 @@ impl Router {
                 let e = qs[i];
                 let ivc_l = e.input as usize * v + e.vc as usize;
                 let ivc = ivc_l;
-                let rs = self.route[ivc];
-                let ptr = self.vc_in_ptr[ivc];
-                let mut best = -1i32;
-                let mut best_d = u32::MAX;
-                for ov in rs.vc_lo..=rs.vc_hi {
-                    let o_l = rs.port as usize * v + ov as usize;
-                    if self.ovc_in_use[o_l] {
-                        continue;
-                    }
-                    let d = wrap(o_l + nvc - ptr as usize, nvc) as u32;
-                    if d < best_d {
-                        best_d = d;
-                        best = o_l as i32;
-                    }
-                }
+                let best = self.input_pick(ivc, v, nvc);
                 s.s_chosen[i] = best;
                 if best < 0 {
                     qs[i].res = STALL_BUSY;
