@@ -88,7 +88,7 @@ def reproduce_leak(ctx) -> None:
         rows += rows_for(rep)
         kind = "control" if rep["negative_control"] else "defence" if rep["defence"] else ""
         for fam, f in rep["families"].items():
-            grid.append([obs.system, setting, kind, f"{a} vs {b}", fam, f["verdict"], f"{f['p']:.3g}",
+            grid.append([f"{obs.system}.{obs.name}", setting, kind, f"{a} vs {b}", fam, f["verdict"], f"{f['p']:.3g}",
                          f"{f['effect']:.3g}" if f["leaks"] else "—",
                          "—" if f["leaks"] or f["detectable"]["effect"] is None else f"{f['detectable']['effect']:g}",
                          f"{f['power']:.2f}", f"{f['classifier']['accuracy']:.2f} [{f['classifier']['ci95'][0]:.2f}, "
@@ -98,7 +98,7 @@ def reproduce_leak(ctx) -> None:
     if missing:
         ctx.text("Observers that list no cases for this table (their `table`), not run here: "
                  + ", ".join(missing) + ". `veil leak` runs them.")
-    ctx.grid("Leakage table", ["system", "setting", "kind", "secrets", "family", "verdict", "p (Holm)", "effect seen",
+    ctx.grid("Leakage table", ["system.observer", "setting", "kind", "secrets", "family", "verdict", "p (Holm)", "effect seen",
                                "smallest effect shown", "power", "classifier [95% CI]", "defence cost (per run)"],
              grid)
     ctx.table("Negative controls and smallest effects shown", rows, name="verdicts")
