@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from veil import _native
-from veil.core.leak.observer import Observer, Run, register_observer
+from veil.core.leak.observer import Observer, Run, paired_p, register_observer
 
 WORKERS = 2
 REQUESTS = 4  # per window (two per worker)
@@ -129,15 +129,8 @@ OBSERVER = register_observer(Observer(
 
 def measure(setting: str, a: str, b: str, seeds: int = 11, size: int | None = None) -> dict[str, float]:
     """Exact sign-flip p per feature family over `seeds` seed pairs (run pair = unit)."""
-    from veil.core.leak import aligned
-
     size = size or OBSERVER.default_size
-    runs = [(_run(setting, a, s, size), _run(setting, b, s, size)) for s in range(1, seeds + 1)]
-    out = {}
-    for fam in runs[0][0].features:
-        d = aligned.block_differences([x.features[fam] for x, _ in runs], [y.features[fam] for _, y in runs])
-        out[fam] = aligned.signflip(d).p
-    return out
+    return paired_p([(_run(setting, a, s, size), _run(setting, b, s, size)) for s in range(1, seeds + 1)])
 
 
 if __name__ == "__main__":  # python -m veil.enclave.observer

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from veil.core.leak.observer import Observer, Run, register_observer
+from veil.core.leak.observer import Observer, Run, paired_p, register_observer
 from veil.he.accounting import Counts
 from veil.he.client import Client
 from veil.he.layers import Conv, Network, Stage, SumPool, check_input, client_step, random_model
@@ -121,17 +121,13 @@ OBSERVER = register_observer(Observer(
 def measure(setting: str, a: str, b: str, seeds: int = 11, size: int | None = None) -> dict[str, float]:
     """Exact sign-flip p per family over `seeds` seed pairs; within a pair the order alternates
     with the seed, so that a drift of the machine's speed does not masquerade as the secret."""
-    from veil.core.leak import aligned
-
     size = size or OBSERVER.default_size
     runs = []
     for s in range(1, seeds + 1):
         first, second = (a, b) if s % 2 else (b, a)
         r1, r2 = _run(setting, first, s, size), _run(setting, second, s, size)
         runs.append((r1, r2) if s % 2 else (r2, r1))
-    return {fam: aligned.signflip(aligned.block_differences([x.features[fam] for x, _ in runs],
-                                                            [y.features[fam] for _, y in runs])).p
-            for fam in runs[0][0].features}
+    return paired_p(runs)
 
 
 if __name__ == "__main__":  # python -m veil.he.observer

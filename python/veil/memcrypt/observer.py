@@ -31,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from veil import _native
-from veil.core.leak.observer import Observer, Run, register_observer
+from veil.core.leak.observer import Observer, Run, paired_p, register_observer
 
 WINDOW = 50  # records per window
 # Lines the program touches: 512 pages of 64 lines, four times the bitmap cache's 128 entries and
@@ -199,15 +199,8 @@ LOADS = register_observer(Observer(
 
 def measure(obs: Observer, setting: str, a: str, b: str, seeds: int = 11, size: int | None = None) -> dict[str, float]:
     """Exact sign-flip p per feature family over `seeds` seed pairs (run pair = unit)."""
-    from veil.core.leak import aligned
-
     size = size or obs.default_size
-    runs = [(obs.run(setting, a, s, size), obs.run(setting, b, s, size)) for s in range(1, seeds + 1)]
-    out = {}
-    for fam in runs[0][0].features:
-        d = aligned.block_differences([x.features[fam] for x, _ in runs], [y.features[fam] for _, y in runs])
-        out[fam] = aligned.signflip(d).p
-    return out
+    return paired_p([(obs.run(setting, a, s, size), obs.run(setting, b, s, size)) for s in range(1, seeds + 1)])
 
 
 if __name__ == "__main__":  # python -m veil.memcrypt.observer: every setting, frequent vs random and the twin

@@ -123,3 +123,13 @@ def describe(obs: Observer) -> dict[str, Any]:
     """What `veil list` and docs print for an observer."""
     return {"system": obs.system, "name": obs.name, "sees": obs.sees, "settings": dict(obs.settings),
             "patterns": dict(obs.patterns), "leaky": list(obs.leaky), "defences": list(obs.defences)}
+
+
+def paired_p(pairs: list[tuple[Run, Run]]) -> dict[str, float]:
+    """Exact sign-flip p per feature family over seed pairs of runs (A, B): each pair is one unit
+    (the systems' `python -m veil.<system>.observer` measurements, without planting or Holm)."""
+    from veil.core.leak import aligned
+
+    return {fam: aligned.signflip(aligned.block_differences([a.features[fam] for a, _ in pairs],
+                                                            [b.features[fam] for _, b in pairs])).p
+            for fam in pairs[0][0].features}
