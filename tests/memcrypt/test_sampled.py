@@ -23,9 +23,14 @@ SCHEMES = {
     "ctr_base": {"mode": "counter", "cipher": "aes256", **NO_SPEC},
     "ctr_mac": {"mode": "counter", "cipher": "aes256", "ct_speculation": False},
 }
-# Shorter than the reproducer's 2 M records so that the whole suite runs in about a minute; the
-# decoded records of a workload stay cached in the process between its schemes.
-REGION = {"max_records": 500_000, "warmup_records": 100_000}
+# Every record of each trace after 100,000 of warm-up (a window's error shrinks with the records it
+# is drawn from: at 500,000 records the spread over seeds was 0.4-0.5% on bzip2, mgrid and python,
+# and a freshly traced bzip2 missed 1% by 0.23 points). At 99.99% confidence the 1% target leaves
+# a standard error of 0.26% at most, so an error above 1% is a 3.9-sigma event; the interval must
+# cover the full run at that confidence too. The decoded records of a workload stay cached in the
+# process between its schemes.
+REGION = {"max_records": 4_000_000, "warmup_records": 100_000}
+ACCURACY = {"sample_confidence": 0.9999, "sample_target": 0.01}
 
 
 def run(**kw) -> dict:
@@ -42,13 +47,14 @@ needs_traces = pytest.mark.skipif(not os.environ.get("VEIL_TRACE_CACHE") and not
 def test_sampled_ipc_is_within_one_percent_and_its_interval_covers_the_full_run(workload):
     for name, scheme in SCHEMES.items():
         full = run(workload=workload, **REGION, **scheme)
-        s = run(workload=workload, sampling="sampled", **REGION, **scheme)
+        s = run(workload=workload, sampling="sampled", **REGION, **ACCURACY, **scheme)
         what = f"{workload}/{name}: full {full['ipc']:.4f}, sampled {s['ipc']:.4f} [{s['ipc_low']:.4f}, {s['ipc_high']:.4f}]"
         assert s["records"] == full["records"] and s["insts"] == full["insts"], what
         assert abs(s["ipc"] / full["ipc"] - 1) <= 0.01, what
         assert s["ipc_low"] <= full["ipc"] <= s["ipc_high"], what
         assert s["ipc_low"] < s["ipc"] < s["ipc_high"], what
-        assert s["sample_windows"] >= 8 and s["sampled_records"] < full["records"], what
+        assert s["sample_windows"] >= 8 and 600 <= s["sample_interval_used"] <= 1500, what
+        assert (s["ipc_high"] - s["ipc_low"]) / 2 <= 0.01 * s["ipc"] or s["sample_interval_used"] == 600, what
 
 
 def test_results_do_not_depend_on_threads_and_a_dask_cluster_gives_the_same():
@@ -70,6 +76,32 @@ def test_sampled_synthetic_stream_tracks_the_full_run():
     assert s["fv_predictability"] == pytest.approx(full["fv_predictability"], rel=0.05)
 
 
+def test_a_wide_first_interval_asks_for_windows_closer_together():
+    cfg = {"workload": "synthetic-pointer", "max_records": 60_000, "warmup_records": 5_000, "sampling": "sampled"}
+    first = run(**cfg, sample_target=0)
+    assert first["sample_interval_used"] == 1500
+    hw = (first["ipc_high"] - first["ipc_low"]) / 2 / first["ipc"]
+    # A target of 1/1.3 of the first half-width: 1.3^2 = 1.69 times as many windows at least
+    # (SMARTS's n ~ 1/e^2), and a narrower interval.
+    tuned = run(**cfg, sample_target=hw / 1.3)
+    assert 600 < tuned["sample_interval_used"] <= 1500 / 1.69, tuned["sample_interval_used"]
+    assert tuned["sample_windows"] > 1.69 * first["sample_windows"]
+    assert tuned["ipc_high"] - tuned["ipc_low"] < first["ipc_high"] - first["ipc_low"]
+    assert tuned["sampled_records"] == (first["sample_windows"] + tuned["sample_windows"]) * 600
+    # A target the first windows meet takes no second pass.
+    assert run(**cfg, sample_target=2 * hw) == first
+
+
+def test_tuned_interval_follows_the_square_of_the_half_width():
+    from veil.memcrypt.sampled import tuned_interval
+
+    est = {"ipc": 1.0, "ipc_low": 0.98, "ipc_high": 1.02}
+    assert tuned_interval(est, 1500, 600, 0.03) is None
+    assert tuned_interval(est, 1500, 600, 0.0) is None
+    assert abs(tuned_interval(est, 12000, 600, 0.01) - 12000 / 4 * 0.9) <= 1
+    assert tuned_interval(est, 1500, 600, 0.001) == 600  # never closer than a window
+
+
 @pytest.mark.parametrize("override, needle", [
     ("sample_window=200", "sample_window"),       # shorter than its warm-up (300)
     ("sample_window=300", "sample_window"),       # no measured record left
@@ -79,6 +111,8 @@ def test_sampled_synthetic_stream_tracks_the_full_run():
     ("threads=1025", "threads"),
     ("sampling=some", "sampling"),
     ("sample_confidence=1.5", "sample_confidence"),
+    ("sample_target=-0.1", "sample_target"),
+    ("sample_target=1", "sample_target"),
 ])
 def test_bad_sampling_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.run"\nsampling = "sampled"\nmax_records = 50000\n')

@@ -73,7 +73,8 @@ register_components("memcrypt.policy", POLICIES)
 
 # Fields that are not part of the native machine configuration.
 _RUN_FIELDS = {"workload", "trace", "l2_kb", "max_records", "window", "warmup_records", "seed", "sampling",
-               "sample_window", "sample_warmup", "sample_interval", "sample_confidence", "threads", "scheduler"}
+               "sample_window", "sample_warmup", "sample_interval", "sample_confidence", "sample_target",
+               "threads", "scheduler"}
 
 
 class MachineConfig(ExperimentConfig):
@@ -169,6 +170,10 @@ class MachineConfig(ExperimentConfig):
     sample_interval: int = Field(1500, ge=1, le=10**10, description="sampled: one window per this many timed "
                                                                     "records (at least)")
     sample_confidence: float = Field(0.997, gt=0.5, lt=1, description="sampled: confidence of the IPC interval")
+    sample_target: float = Field(0.01, ge=0, lt=1, description="sampled: the IPC interval's half-width, relative, "
+                                                               "that a run aims at: wider after the first windows, "
+                                                               "a second pass times windows closer together "
+                                                               "(SMARTS's tuned sample; 0: never)")
     threads: int | None = Field(None, ge=1, le=1024, description="sampled: threads timing windows (default: all "
                                                                  "cores)")
     scheduler: str = Field("", description="sampled: a Dask scheduler address (tcp://HOST:8786): windows are timed "
@@ -301,7 +306,10 @@ RUN_RESULTS = {
     "ipc_high": ("instr/cycle", "sampled: upper end of the IPC interval"),
     "ipc_rel_se": ("", "sampled: standard error of the cycle estimate, relative"),
     "sample_windows": ("", "sampled: windows timed"),
-    "sampled_records": ("", "sampled: records timed in detail (window warm-ups included)"),
+    "sampled_records": ("", "sampled: records timed in detail (window warm-ups and a first pass whose interval "
+                            "was wider than sample_target included)"),
+    "sample_interval_used": ("", "sampled: records per window of the windows the estimate comes from "
+                                 "(sample_interval, or closer where sample_target asked for more windows)"),
 }
 
 CHECK_RESULTS = {

@@ -1,0 +1,128 @@
+//! Where a sampled window's error comes from: each window of a run timed three ways, from the
+//! full detailed run's own state (the truth), from that state with idle timing (`fork` of the
+//! detailed machine), and from the functional pass's fork (what a sampled run times).
+//!
+//! `cargo run --release -p veil-memcrypt --example sampled_bias -- RUN.json`
+
+use veil_memcrypt::input::{for_each, Run};
+use veil_memcrypt::sampled::time_window;
+use veil_memcrypt::Sim;
+
+fn main() {
+    let path = std::env::args().nth(1).expect("RUN.json");
+    let run: Run = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let (window, warmup, interval) = (600usize, 300usize, 1500usize);
+    let mut recs = Vec::new();
+    for_each(&run, &|| false, |r| {
+        recs.push(*r);
+        Ok(())
+    })
+    .unwrap();
+    let warm = run.config.warmup_records as usize;
+    let cfg = &run.config;
+    let mut full = Sim::new(cfg).unwrap();
+    let mut func = Sim::new(cfg).unwrap();
+    for r in &recs[..warm] {
+        full.step(r);
+        func.step(r);
+    }
+    let cpi = 1.0 / (cfg.width as f64).min(cfg.ilp);
+    let stall = |r: &veil_memcrypt::Results| r.cycles - cpi * r.insts as f64;
+    let (mut s_true, mut s_idle, mut s_func) = (0.0, 0.0, 0.0);
+    let mut n = 0;
+    let timed = &recs[warm..];
+    let mut i = 0;
+    while i + interval <= timed.len() {
+        let w = &timed[i..i + window];
+        s_true += stall(&time_window(full.clone(), w, warmup));
+        s_idle += stall(&time_window(full.fork(cfg).unwrap(), w, warmup));
+        s_func += stall(&time_window(func.fork(cfg).unwrap(), w, warmup));
+        for r in &timed[i..i + interval] {
+            full.step(r);
+            func.warm_functional(r);
+        }
+        i += interval;
+        n += 1;
+    }
+    population(&run, &recs);
+    design(&run, &recs, window, warmup, interval);
+    let m = (n * (window - warmup)) as f64;
+    println!(
+        "{n} windows: stall per measured record: true {:.2}, idle timing {:.2} ({:+.2}%), functional {:.2} ({:+.2}%)",
+        s_true / m,
+        s_idle / m,
+        (s_idle / s_true - 1.0) * 100.0,
+        s_func / m,
+        (s_func / s_true - 1.0) * 100.0
+    );
+}
+
+/// The full run's stall per timed record two ways: the core's time (snapshots) and `finish`.
+#[allow(dead_code)]
+fn population(run: &Run, recs: &[veil_memcrypt::record::Record]) {
+    let cfg = &run.config;
+    let cpi = 1.0 / (cfg.width as f64).min(cfg.ilp);
+    let mut s = Sim::new(cfg).unwrap();
+    let warm = cfg.warmup_records as usize;
+    for r in &recs[..warm] {
+        s.step(r);
+    }
+    let a = s.snapshot();
+    for r in &recs[warm..] {
+        s.step(r);
+    }
+    let b = s.snapshot();
+    let f = s.finish();
+    let n = (recs.len() - warm) as f64;
+    println!(
+        "population: snapshot stall/rec {:.3}, finish stall/rec {:.3} (finish cycles {} insts {} records {})",
+        ((b.cycles - a.cycles) - cpi * (b.insts - a.insts) as f64) / n,
+        (f.cycles - cpi * f.insts as f64) / f.records as f64,
+        f.cycles, f.insts, f.records
+    );
+}
+
+/// The sampled design's expected stall per measured record: every window start in each unit
+/// equally likely (the plan's random offsets), per-record stall from the full run's snapshots.
+#[allow(dead_code)]
+fn design(
+    run: &Run,
+    recs: &[veil_memcrypt::record::Record],
+    window: usize,
+    warmup: usize,
+    interval: usize,
+) {
+    let cfg = &run.config;
+    let cpi = 1.0 / (cfg.width as f64).min(cfg.ilp);
+    let mut s = Sim::new(cfg).unwrap();
+    let warm = cfg.warmup_records as usize;
+    for r in &recs[..warm] {
+        s.step(r);
+    }
+    let mut per = Vec::new();
+    let mut prev = s.snapshot();
+    for r in &recs[warm..] {
+        s.step(r);
+        let now = s.snapshot();
+        per.push((now.cycles - prev.cycles) - cpi * (now.insts - prev.insts) as f64);
+        prev = now;
+    }
+    let n = per.len();
+    let units = n / interval;
+    let mut pi = vec![0.0f64; n];
+    let m = window - warmup;
+    for k in 0..units {
+        let (a, b) = (k * n / units, ((k + 1) * n / units).min(n - m + 1));
+        for s0 in a..b {
+            for p in s0..s0 + m {
+                pi[p] += 1.0 / (b - a) as f64;
+            }
+        }
+    }
+    let e = per.iter().zip(&pi).map(|(x, w)| x * w).sum::<f64>() / pi.iter().sum::<f64>();
+    let pop = per.iter().sum::<f64>() / n as f64;
+    println!(
+        "design: expected stall/rec {e:.3} vs population {pop:.3} ({:+.2}%)",
+        (e / pop - 1.0) * 100.0
+    );
+}
