@@ -30,7 +30,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 // The shuffle side of the ORAM (starting an epoch's shuffle, handing over, running ahead).
+mod clock;
 mod epochs;
+use clock::sleep_until;
 
 /// Grid and epoch sizes for N blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -512,7 +514,7 @@ impl ProOram {
             }
         }
         if self.cfg.pace {
-            sleep_until(due);
+            sleep_until(due, g.period);
         }
         result
     }
@@ -648,21 +650,6 @@ pub struct ProOramStats {
     pub epochs_ready: u64,
     /// Hand-overs so far that had to wait for the shuffle: the epochs built ahead were used up.
     pub late_handovers: u64,
-}
-
-/// A sleeping thread wakes some 0.1 ms late, and later still while the shuffle keeps every
-/// core busy: a reply held for its due time sleeps until shortly before it and spins the rest,
-/// so that the latency a client sees is the clock's and not the scheduler's.
-const SPIN_BEFORE_DUE: std::time::Duration = std::time::Duration::from_micros(200);
-
-fn sleep_until(due: std::time::Instant) {
-    let now = std::time::Instant::now();
-    if due > now + SPIN_BEFORE_DUE {
-        std::thread::sleep(due - now - SPIN_BEFORE_DUE);
-    }
-    while std::time::Instant::now() < due {
-        std::hint::spin_loop();
-    }
 }
 
 /// With `shuffle_idle` the shuffle threads run under SCHED_IDLE, so that a request waking on

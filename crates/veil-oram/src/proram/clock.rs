@@ -1,0 +1,131 @@
+//! Holding a reply until its due time on the request clock, precisely and without burning the
+//! core the shuffle needs.
+//!
+//! A sleeping thread wakes late by the timer slack (50 us by default on Linux) plus however
+//! long it waits for a core that the shuffle keeps busy; the reply's latency would then carry
+//! the scheduler's noise, i.e. p99/p50. So the thread that serves requests asks for no timer
+//! slack and, on kernels with the EEVDF scheduler (Linux 6.12+), for a short time slice: a
+//! waking thread with a shorter slice than the running one preempts it at once
+//! (`PREEMPT_SHORT`), while its share of the CPU stays what its weight says. The rest of the
+//! wait is a spin, short so that small blocks (whose whole period is a few hundred us) do not
+//! spend the period spinning on one of the shuffle's cores.
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// The most a held reply spins before its due time: enough for a wake-up under load on the
+/// shuffle's cores when the period is long (256 KB blocks: ~5 ms), at most an eighth of a
+/// short period (4 KB blocks: ~0.3 ms), where spinning would take the core from the shuffle.
+const SPIN_MAX: Duration = Duration::from_micros(200);
+
+/// The time slice asked for by a thread that serves requests, in ns (EEVDF's minimum is
+/// 0.1 ms; the default is 0.75-3 ms, which is how late a woken reply could otherwise be).
+const REQUEST_SLICE_NS: u64 = 100_000;
+
+thread_local! {
+    static TUNED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sleeps until `due`, spinning the last part; `period_ns` is the request clock's period.
+pub(super) fn sleep_until(due: Instant, period_ns: u64) {
+    tune_this_thread();
+    let spin = SPIN_MAX.min(Duration::from_nanos(period_ns / 8));
+    let now = Instant::now();
+    if due > now + spin {
+        std::thread::sleep(due - now - spin);
+    }
+    while Instant::now() < due {
+        std::hint::spin_loop();
+    }
+}
+
+/// Once per thread: no timer slack, and a short EEVDF slice (kept at the thread's nice value).
+/// Failures are ignored: older kernels keep their default slice, and the spin still holds.
+fn tune_this_thread() {
+    if TUNED.with(|t| t.replace(true)) {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_TIMERSLACK) and sched_setattr on the calling thread (tid 0) with a
+    // fully initialised, correctly sized attribute block change only its scheduling.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+        let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+        let attr = SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            policy: libc::SCHED_OTHER as u32,
+            flags: 0,
+            nice,
+            priority: 0,
+            runtime: REQUEST_SLICE_NS,
+            deadline: 0,
+            period: 0,
+        };
+        libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0);
+    }
+}
+
+/// `struct sched_attr`, first version (48 bytes); for SCHED_OTHER `runtime` is the slice.
+#[cfg(target_os = "linux")]
+#[repr(C)]
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
+    runtime: u64,
+    deadline: u64,
+    period: u64,
+}
+
+/// The slice this thread runs with, in ns, as the kernel reports it (None where it cannot).
+#[cfg(all(test, target_os = "linux"))]
+fn slice_ns() -> Option<u64> {
+    let mut attr = SchedAttr { size: 0, policy: 0, flags: 0, nice: 0, priority: 0, runtime: 0, deadline: 0, period: 0 };
+    let size = std::mem::size_of::<SchedAttr>() as u32;
+    // SAFETY: sched_getattr writes at most `size` bytes into `attr`.
+    let r = unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &mut attr as *mut SchedAttr, size, 0) };
+    (r == 0).then_some(attr.runtime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reply is never early, and a held reply comes close to its due time.
+    #[test]
+    fn sleeps_until_due_and_not_before() {
+        for period_us in [300u64, 5000] {
+            let due = Instant::now() + Duration::from_micros(period_us);
+            sleep_until(due, period_us * 1000);
+            let late = Instant::now() - due;
+            assert!(Instant::now() >= due);
+            assert!(late < Duration::from_millis(50), "{late:?} late");
+        }
+    }
+
+    /// Where the kernel reports slices (EEVDF, Linux 6.12+), the serving thread gets the short
+    /// one and keeps its nice value.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_serving_thread_asks_for_a_short_slice() {
+        std::thread::spawn(|| {
+            // SAFETY: getpriority on the calling thread
+            let nice0 = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+            let before = slice_ns();
+            sleep_until(Instant::now(), 1_000_000);
+            let after = slice_ns();
+            // SAFETY: as above
+            assert_eq!(unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }, nice0);
+            // kernels before EEVDF's custom slices report no slice (0) for SCHED_OTHER
+            if let (Some(b), Some(a)) = (before, after) {
+                if b != 0 {
+                    assert_eq!(a, REQUEST_SLICE_NS, "slice {b} -> {a}");
+                }
+            }
+        })
+        .join()
+        .unwrap();
+    }
+}
