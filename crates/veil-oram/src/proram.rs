@@ -592,10 +592,11 @@ impl Drop for ProOram {
 /// times recorded on the 2-core VM this was built on (271-721 ms for the same 1 GiB shuffle
 /// within a minute) through the pacing rules: against the last three's median and unbounded
 /// steps, 8-epoch windows with p99/p50 <= 1.2 went from about half to 95%, at the same mean
-/// throughput.
+/// throughput. A step is the p99/p50 of any window that spans it, so against a target of 1.1
+/// one step is at most 8% (it was 15%, and 10% or more when the shuffle fell behind).
 const RECENT_SHUFFLES: usize = 16;
 const PERIOD_QUANTILE: f64 = 0.5;
-const MAX_STEP: f64 = 0.15;
+const MAX_STEP: f64 = 0.08;
 
 /// Completed shuffles: how many, their total time, and the latest steady-state ones' times
 /// (bounded, so a long-running server does not grow a list).

@@ -176,7 +176,7 @@ impl ProOram {
             }
         };
         // The period changes in steps, so that latency stays flat between them: up at once
-        // when the shuffle fell behind (this hand-over had to wait for it), otherwise only
+        // by MAX_STEP when the shuffle fell behind (this hand-over had to wait for it), otherwise only
         // when it has drifted (a tenth up, 15% down), and then by at most MAX_STEP, since a
         // step is the latency's p99 over p50 for whoever measures across it; in between, the
         // epochs built ahead absorb the shuffle's ups and downs. Until a few steady shuffles
@@ -191,7 +191,9 @@ impl ProOram {
             // for: one slow shuffle among normal ones is the common case on a shared machine,
             // and a period set by it (2x, once) stays high for epochs; a lasting slowdown
             // raises the median within a few epochs anyway.
-            want.max((p * 1.1) as u64)
+            // One step, as for a drift: a larger one is a p99/p50 above 1.1 for every window
+            // that spans it; a lasting slowdown takes a few steps.
+            (p * (1.0 + MAX_STEP)) as u64
         } else if (want as f64) > p * 1.1 || (want as f64) < p * 0.85 {
             want.clamp((p * (1.0 - MAX_STEP)) as u64, (p * (1.0 + MAX_STEP)) as u64)
         } else {
