@@ -55,7 +55,6 @@ fn main() {
         i += interval;
         n += 1;
     }
-    population(&run, &recs);
     design(&run, &recs, window, warmup, interval);
     let m = (n * (window - warmup)) as f64;
     println!(
@@ -66,34 +65,10 @@ fn main() {
     );
 }
 
-/// The full run's stall per timed record two ways: the core's time (snapshots) and `finish`.
-#[allow(dead_code)]
-fn population(run: &Run, recs: &[veil_memcrypt::record::Record]) {
-    let cfg = &run.config;
-    let cpi = 1.0 / (cfg.width as f64).min(cfg.ilp);
-    let mut s = Sim::new(cfg).unwrap();
-    let warm = cfg.warmup_records as usize;
-    for r in &recs[..warm] {
-        s.step(r);
-    }
-    let a = s.snapshot();
-    for r in &recs[warm..] {
-        s.step(r);
-    }
-    let b = s.snapshot();
-    let f = s.finish();
-    let n = (recs.len() - warm) as f64;
-    println!(
-        "population: snapshot stall/rec {:.3}, finish stall/rec {:.3} (finish cycles {} insts {} records {})",
-        ((b.cycles - a.cycles) - cpi * (b.insts - a.insts) as f64) / n,
-        (f.cycles - cpi * f.insts as f64) / f.records as f64,
-        f.cycles, f.insts, f.records
-    );
-}
-
-/// The sampled design's expected stall per measured record: every window start in each unit
-/// equally likely (the plan's random offsets), per-record stall from the full run's snapshots.
-#[allow(dead_code)]
+/// The sampled design's expected stall per measured record (every window start in each unit
+/// equally likely, as the plan draws them; per-record stalls from the full run's snapshots)
+/// against the full run's, and the full run's two ways (snapshots and `finish`, which drains the
+/// misses still outstanding).
 fn design(
     run: &Run,
     recs: &[veil_memcrypt::record::Record],
@@ -116,6 +91,12 @@ fn design(
         per.push((now.cycles - prev.cycles) - cpi * (now.insts - prev.insts) as f64);
         prev = now;
     }
+    let f = s.finish();
+    println!(
+        "full run: stall per timed record {:.3} by snapshots, {:.3} at finish",
+        per.iter().sum::<f64>() / per.len() as f64,
+        (f.cycles - cpi * f.insts as f64) / f.records as f64
+    );
     let n = per.len();
     let units = n / interval;
     let mut pi = vec![0.0f64; n];
