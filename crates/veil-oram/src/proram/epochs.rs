@@ -183,22 +183,7 @@ impl ProOram {
         // have been timed the estimate is a first guess (the shuffles after create or open
         // touch fresh memory and run several times slower), and the period just follows it.
         let want = (estimate * (1.0 + self.cfg.pace_margin.max(0.0)) / self.geom.epoch_len as f64) as u64;
-        let p = g.period as f64;
-        g.period = if samples < 3 {
-            want
-        } else if !was_ready {
-            // Behind, with the epochs built ahead used up. Not as slow as the shuffle just waited
-            // for: one slow shuffle among normal ones is the common case on a shared machine,
-            // and a period set by it (2x, once) stays high for epochs; a lasting slowdown
-            // raises the median within a few epochs anyway.
-            // One step, as for a drift: a larger one is a p99/p50 above 1.1 for every window
-            // that spans it; a lasting slowdown takes a few steps.
-            (p * (1.0 + MAX_STEP)) as u64
-        } else if (want as f64) > p * 1.1 || (want as f64) < p * 0.85 {
-            want.clamp((p * (1.0 - MAX_STEP)) as u64, (p * (1.0 + MAX_STEP)) as u64)
-        } else {
-            g.period
-        };
+        g.period = next_period(g.period, want, samples, was_ready);
         self.run_ahead(g);
         if g.pending.is_none() && g.ready.is_empty() {
             self.start_shuffle(g);
@@ -229,5 +214,26 @@ impl ProOram {
 
     pub(super) fn work_region(&self) -> u32 {
         self.epoch_regions
+    }
+}
+
+/// The request clock's next period (ns) from the current one `p`, the estimate `want`, how
+/// many steady shuffles the estimate rests on, and whether this hand-over found the next
+/// epoch built (see `hand_over`).
+pub(super) fn next_period(p: u64, want: u64, samples: usize, was_ready: bool) -> u64 {
+    let pf = p as f64;
+    if samples < 3 {
+        want
+    } else if !was_ready {
+        // Behind, with the epochs built ahead used up. Not as slow as the shuffle just waited
+        // for: one slow shuffle among normal ones is the common case on a shared machine, and
+        // a period set by it (2x, once) stays high for epochs. One step, as for a drift: a
+        // larger one is a p99/p50 above 1.1 for every window that spans it; a lasting slowdown
+        // takes a few steps.
+        (pf * (1.0 + MAX_STEP)) as u64
+    } else if (want as f64) > pf * 1.1 || (want as f64) < pf * 0.85 {
+        want.clamp((pf * (1.0 - MAX_STEP)) as u64, (pf * (1.0 + MAX_STEP)) as u64)
+    } else {
+        p
     }
 }
