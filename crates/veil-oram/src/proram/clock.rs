@@ -3,14 +3,15 @@
 //!
 //! A sleeping thread wakes late by the timer slack (50 us by default on Linux) plus however
 //! long it waits for a core that the shuffle keeps busy; the reply's latency would then carry
-//! the scheduler's noise, i.e. p99/p50. So the thread that serves requests asks for no timer
-//! slack and, on kernels with the EEVDF scheduler (Linux 6.12+), for a short time slice: a
-//! waking thread with a shorter slice than the running one preempts it at once
-//! (`PREEMPT_SHORT`), while its share of the CPU stays what its weight says. The rest of the
-//! wait is a spin, short so that small blocks (whose whole period is a few hundred us) do not
-//! spend the period spinning on one of the shuffle's cores.
+//! the scheduler's noise, i.e. p99/p50. So while it holds a reply, the serving thread asks for
+//! no timer slack and, on kernels with the EEVDF scheduler (Linux 6.12+), for a short time
+//! slice: a waking thread with a shorter slice than the running one preempts it at once
+//! (`PREEMPT_SHORT`), while its share of the CPU stays what its weight says. Both are put back
+//! when the reply goes, so the caller's thread (a Python thread that goes on to run other
+//! work, a benchmark's baseline included) keeps its own scheduling. The rest of the wait is a
+//! spin, short so that small blocks (whose whole period is a few hundred us) do not spend the
+//! period spinning on one of the shuffle's cores.
 
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 /// The most a held reply spins before its due time: enough for a wake-up under load on the
@@ -18,17 +19,13 @@ use std::time::{Duration, Instant};
 /// short period (4 KB blocks: ~0.3 ms), where spinning would take the core from the shuffle.
 const SPIN_MAX: Duration = Duration::from_micros(200);
 
-/// The time slice asked for by a thread that serves requests, in ns (EEVDF's minimum is
-/// 0.1 ms; the default is 0.75-3 ms, which is how late a woken reply could otherwise be).
+/// The time slice asked for while a reply is held, in ns (EEVDF's minimum is 0.1 ms; the
+/// default is 0.75-3 ms, which is how late a woken reply could otherwise be).
 const REQUEST_SLICE_NS: u64 = 100_000;
-
-thread_local! {
-    static TUNED: Cell<bool> = const { Cell::new(false) };
-}
 
 /// Sleeps until `due`, spinning the last part; `period_ns` is the request clock's period.
 pub(super) fn sleep_until(due: Instant, period_ns: u64) {
-    tune_this_thread();
+    let _tuned = Tuned::enter();
     let spin = SPIN_MAX.min(Duration::from_nanos(period_ns / 8));
     let now = Instant::now();
     if due > now + spin {
@@ -39,30 +36,58 @@ pub(super) fn sleep_until(due: Instant, period_ns: u64) {
     }
 }
 
-/// Once per thread: no timer slack, and a short EEVDF slice (kept at the thread's nice value).
-/// Failures are ignored: older kernels keep their default slice, and the spin still holds.
-fn tune_this_thread() {
-    if TUNED.with(|t| t.replace(true)) {
-        return;
-    }
+/// No timer slack and a short EEVDF slice (at the thread's nice value) for as long as it lives;
+/// the slack and the default slice come back when it is dropped. Failures are ignored: older
+/// kernels keep their slice, and the spin still holds.
+struct Tuned {
     #[cfg(target_os = "linux")]
-    // SAFETY: prctl(PR_SET_TIMERSLACK) and sched_setattr on the calling thread (tid 0) with a
-    // fully initialised, correctly sized attribute block change only its scheduling.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-        let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
-        let attr = SchedAttr {
-            size: std::mem::size_of::<SchedAttr>() as u32,
-            policy: libc::SCHED_OTHER as u32,
-            flags: 0,
-            nice,
-            priority: 0,
-            runtime: REQUEST_SLICE_NS,
-            deadline: 0,
-            period: 0,
-        };
-        libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0);
+    slack: libc::c_int,
+}
+
+impl Tuned {
+    fn enter() -> Self {
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl(PR_GET/SET_TIMERSLACK) on the calling thread.
+        unsafe {
+            let slack = libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0);
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+            set_slice(REQUEST_SLICE_NS);
+            Self { slack }
+        }
+        #[cfg(not(target_os = "linux"))]
+        Self {}
     }
+}
+
+impl Drop for Tuned {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        // SAFETY: as in `enter`.
+        unsafe {
+            if self.slack > 0 {
+                libc::prctl(libc::PR_SET_TIMERSLACK, self.slack as libc::c_ulong, 0, 0, 0);
+            }
+            // 0: the kernel's default slice again
+            set_slice(0);
+        }
+    }
+}
+
+/// Sets the calling thread's EEVDF slice (0: the default), keeping its policy and nice value.
+#[cfg(target_os = "linux")]
+unsafe fn set_slice(ns: u64) {
+    let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+    let attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        policy: libc::SCHED_OTHER as u32,
+        flags: 0,
+        nice,
+        priority: 0,
+        runtime: ns,
+        deadline: 0,
+        period: 0,
+    };
+    libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0);
 }
 
 /// `struct sched_attr`, first version (48 bytes); for SCHED_OTHER `runtime` is the slice.
@@ -79,13 +104,14 @@ struct SchedAttr {
     period: u64,
 }
 
-/// The slice this thread runs with, in ns, as the kernel reports it (None where it cannot).
+/// The slice thread `tid` (0: this one) runs with, in ns, as the kernel reports it (None where
+/// it cannot).
 #[cfg(all(test, target_os = "linux"))]
-fn slice_ns() -> Option<u64> {
+fn slice_ns(tid: libc::pid_t) -> Option<u64> {
     let mut attr = SchedAttr { size: 0, policy: 0, flags: 0, nice: 0, priority: 0, runtime: 0, deadline: 0, period: 0 };
     let size = std::mem::size_of::<SchedAttr>() as u32;
     // SAFETY: sched_getattr writes at most `size` bytes into `attr`.
-    let r = unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &mut attr as *mut SchedAttr, size, 0) };
+    let r = unsafe { libc::syscall(libc::SYS_sched_getattr, tid, &mut attr as *mut SchedAttr, size, 0) };
     (r == 0).then_some(attr.runtime)
 }
 
@@ -105,27 +131,35 @@ mod tests {
         }
     }
 
-    /// Where the kernel reports slices (EEVDF, Linux 6.12+), the serving thread gets the short
-    /// one and keeps its nice value.
+    /// Where the kernel reports slices (EEVDF, Linux 6.12+), a thread holding a reply runs
+    /// with the short slice, and afterwards with the slice, timer slack and nice value it had.
     #[cfg(target_os = "linux")]
     #[test]
-    fn a_serving_thread_asks_for_a_short_slice() {
-        std::thread::spawn(|| {
-            // SAFETY: getpriority on the calling thread
-            let nice0 = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
-            let before = slice_ns();
-            sleep_until(Instant::now(), 1_000_000);
-            let after = slice_ns();
+    fn a_held_reply_runs_with_a_short_slice_then_gives_it_back() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            // SAFETY: gettid, getpriority and prctl(PR_GET_TIMERSLACK) on the calling thread
+            let (tid, nice0, slack0) = unsafe {
+                (libc::gettid(), libc::getpriority(libc::PRIO_PROCESS, 0), libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0))
+            };
+            let before = slice_ns(0);
+            tx.send(tid).unwrap();
+            sleep_until(Instant::now() + Duration::from_millis(300), 300_000_000);
             // SAFETY: as above
-            assert_eq!(unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }, nice0);
-            // kernels before EEVDF's custom slices report no slice (0) for SCHED_OTHER
-            if let (Some(b), Some(a)) = (before, after) {
-                if b != 0 {
-                    assert_eq!(a, REQUEST_SLICE_NS, "slice {b} -> {a}");
-                }
+            let (nice1, slack1) = unsafe { (libc::getpriority(libc::PRIO_PROCESS, 0), libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0)) };
+            (before, slice_ns(0), nice0 == nice1, slack0 == slack1)
+        });
+        let tid = rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let during = slice_ns(tid);
+        let (before, after, same_nice, same_slack) = holder.join().unwrap();
+        assert!(same_nice && same_slack);
+        // kernels before EEVDF's custom slices report no slice (0) for SCHED_OTHER
+        if let (Some(b), Some(d), Some(a)) = (before, during, after) {
+            if b != 0 {
+                assert_eq!(d, REQUEST_SLICE_NS, "slice while holding a reply");
+                assert_eq!(a, b, "slice afterwards");
             }
-        })
-        .join()
-        .unwrap();
+        }
     }
 }
