@@ -291,6 +291,18 @@ impl Router {
         self.q_data[ivc * buf + self.q_head[ivc] as usize]
     }
 
+    /// `steps` internal steps at cycle `now`, stopping early once the router is idle.
+    #[inline]
+    pub fn step_n(&mut self, r: usize, pr: &Params, s: &mut Scratch, now: u64, steps: usize, packets: &PacketSlab) {
+        let mut src = Src::Lookahead(packets);
+        for _ in 0..steps {
+            if self.idle() {
+                break;
+            }
+            self.step(r, pr, s, now, &mut src);
+        }
+    }
+
     /// One internal step at cycle `now`. `r` is the router's number (for routing).
     pub fn step(&mut self, r: usize, pr: &Params, s: &mut Scratch, now: u64, src: &mut Src) {
         let now = now as i64;
@@ -544,6 +556,40 @@ impl Routers {
                 }
             }
         }
+        self.finish_heads(ctx);
+    }
+
+    /// Routers per share when stepping on the pool (share i holds routers i*len..).
+    pub fn share_len(&self) -> usize {
+        self.list.len().div_ceil(self.scratch.len())
+    }
+
+    /// True when routers step on a pool (more than one thread).
+    pub fn parallel(&self) -> bool {
+        self.pool.is_some() && self.p.lookahead()
+    }
+
+    /// Runs `f(first_router, routers, scratch, share)` for every share of routers, the
+    /// calling thread taking the first and the pool's threads the others (one handover per
+    /// cycle and thread). Shares write only their own routers and `C`.
+    pub fn for_each_share<C: Send>(&mut self, ctxs: &mut [C], f: &(dyn Fn(usize, &mut [Router], &mut Scratch, &mut C) + Sync)) {
+        let chunk = self.share_len();
+        let pool = self.pool.as_ref().expect("shares step on the pool");
+        let mut parts = self.list.chunks_mut(chunk).zip(self.scratch.iter_mut()).zip(ctxs.iter_mut());
+        let ((own, own_s), own_c) = parts.next().expect("at least one router");
+        pool.in_place_scope(|sc| {
+            for (i, ((rs, s), c)) in parts.enumerate() {
+                sc.spawn(move |_| f((i + 1) * chunk, rs, s, c));
+            }
+            f(0, own, own_s, own_c);
+        });
+    }
+
+    /// Heads that left routers this cycle count their hop and get their next lookahead
+    /// route, serially in router order: the merge that keeps every random draw in the order
+    /// a serial run makes it, whichever thread stepped the router.
+    pub fn finish_heads(&mut self, ctx: &mut Ctx) {
+        let p = self.p;
         for r in 0..self.list.len() {
             if self.list[r].sent_heads.is_empty() {
                 continue;

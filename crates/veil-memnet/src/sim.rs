@@ -23,6 +23,7 @@ use crate::routing::{self, OccupancyView, PacketRoute, RoutingFunction, VcMap};
 use crate::topology::{ChannelClass, End, Topology};
 use crate::traffic::Pattern;
 
+mod par;
 mod run;
 
 const EV_FLIT: u8 = 0;
@@ -151,6 +152,10 @@ pub struct Engine {
     pub delivered: Vec<Delivery>,
     /// What a channel-probing adversary sees (None = not recorded; the hooks cost a branch).
     obs: Option<Box<dyn Observer>>,
+    /// Per-thread buffers when routers step on the pool (`sim/par.rs`); empty = serial.
+    shares: Vec<par::Share>,
+    /// Routers per share.
+    share_len: usize,
 }
 
 /// Whoever watches the channels (the adversary's record, `crate::observe`): the engine calls
@@ -190,6 +195,8 @@ impl Engine {
     pub fn force_threads(&mut self, threads: usize) {
         assert!(self.now == 0, "threads are chosen before the run starts");
         self.routers = Routers::with_threshold(&self.topo, &self.cfg.router, threads, 0);
+        self.shares = self.make_shares();
+        self.share_len = self.routers.share_len();
     }
 
     /// Threads the routers step on.
@@ -205,6 +212,8 @@ impl Engine {
     /// Reports every injection and channel traversal to `o` from now on.
     pub fn observe(&mut self, o: Box<dyn Observer>) {
         self.obs = Some(o);
+        // The observer sees channels in cycle and router order: step serially.
+        self.shares.clear();
     }
 
     /// The observer, if any (reporting stops).
@@ -276,7 +285,7 @@ impl Engine {
             .collect();
         let v = cfg.router.num_vcs;
         let ports = *routers.base.last().unwrap();
-        Ok(Self {
+        let mut e = Self {
             inj_p: cfg.traffic.rate / cfg.traffic.packet_size as f64,
             cfg: cfg.clone(),
             routing,
@@ -322,9 +331,13 @@ impl Engine {
             ext_q: Vec::new(),
             delivered: Vec::new(),
             obs: None,
+            shares: Vec::new(),
+            share_len: routers.share_len(),
             routers,
             topo,
-        })
+        };
+        e.shares = e.make_shares();
+        Ok(e)
     }
 
     #[inline]
@@ -618,8 +631,14 @@ impl Engine {
         // see their injection credits; then sources generate and inject (UGAL reads router
         // occupancy here); then ejected flits retire and routers process their due credits.
         let mut later = std::mem::take(&mut self.later);
+        let par = !self.shares.is_empty();
         for ev in evs.drain(..) {
             match ev.kind {
+                EV_FLIT if par => {
+                    let r = self.port_router[ev.idx as usize] as usize;
+                    let i = self.share_of(r);
+                    self.shares[i].flits.push(ev);
+                }
                 EV_FLIT => {
                     let gp = ev.idx as usize;
                     let r = self.port_router[gp] as usize;
@@ -652,7 +671,12 @@ impl Engine {
             self.inject(n);
         }
         for ev in later.drain(..) {
-            if ev.kind == EV_CREDIT {
+            if ev.kind == EV_CREDIT && par {
+                self.credit_events -= 1;
+                let r = self.port_router[ev.idx as usize] as usize;
+                let i = self.share_of(r);
+                self.shares[i].credits.push(ev);
+            } else if ev.kind == EV_CREDIT {
                 self.credit_events -= 1;
                 let gp = ev.idx as usize;
                 let r = self.port_router[gp] as usize;
@@ -669,6 +693,17 @@ impl Engine {
         while self.speedup_acc >= 1.0 {
             self.speedup_acc -= 1.0;
             steps += 1;
+        }
+        if par {
+            self.step_shares(steps);
+            let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
+                Some(b) => b,
+                None => &mut self.route_stream,
+            };
+            let mut ctx = Ctx { topo: &self.topo, routing: &*self.routing, vcmap: self.vcmap, packets: &mut self.packets, rng };
+            self.routers.finish_heads(&mut ctx);
+            self.now += 1;
+            return self.watchdog();
         }
         {
             let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
