@@ -212,8 +212,8 @@ impl Engine {
     /// Reports every injection and channel traversal to `o` from now on.
     pub fn observe(&mut self, o: Box<dyn Observer>) {
         self.obs = Some(o);
-        // The observer sees channels in cycle and router order: step serially.
-        self.shares.clear();
+        // The observer sees channels in cycle and router order: step serially from now on.
+        self.unshare();
     }
 
     /// The observer, if any (reporting stops).
@@ -338,12 +338,6 @@ impl Engine {
         };
         e.shares = e.make_shares();
         Ok(e)
-    }
-
-    #[inline]
-    fn schedule(&mut self, at: u64, ev: Ev) {
-        debug_assert!(at > self.now && at - self.now <= self.wmask);
-        self.wheel[(at & self.wmask) as usize].push(ev);
     }
 
     fn clear_stats(&mut self) {
@@ -627,6 +621,8 @@ impl Engine {
         if self.sort_arrivals && evs.len() > 1 {
             evs.sort_unstable_by_key(|e| ((e.kind as u64) << 32) | e.idx as u64);
         }
+        // With routers on the pool (`par`), flits and credits for routers wait on their
+        // share's wheel instead and are taken there (sim/par.rs).
         // BookSim2's order inside a cycle: flits enter router input queues and the sources
         // see their injection credits; then sources generate and inject (UGAL reads router
         // occupancy here); then ejected flits retire and routers process their due credits.
@@ -634,11 +630,6 @@ impl Engine {
         let par = !self.shares.is_empty();
         for ev in evs.drain(..) {
             match ev.kind {
-                EV_FLIT if par => {
-                    let r = self.port_router[ev.idx as usize] as usize;
-                    let i = self.share_of(r);
-                    self.shares[i].flits.push(ev);
-                }
                 EV_FLIT => {
                     let gp = ev.idx as usize;
                     let r = self.port_router[gp] as usize;
@@ -671,12 +662,7 @@ impl Engine {
             self.inject(n);
         }
         for ev in later.drain(..) {
-            if ev.kind == EV_CREDIT && par {
-                self.credit_events -= 1;
-                let r = self.port_router[ev.idx as usize] as usize;
-                let i = self.share_of(r);
-                self.shares[i].credits.push(ev);
-            } else if ev.kind == EV_CREDIT {
+            if ev.kind == EV_CREDIT {
                 self.credit_events -= 1;
                 let gp = ev.idx as usize;
                 let r = self.port_router[gp] as usize;

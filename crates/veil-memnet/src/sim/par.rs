@@ -1,34 +1,37 @@
-//! A cycle's router work on the thread pool: each share of routers takes the flits and
-//! credits that arrive at it, steps its routers and writes their output channels, all in
-//! router order, into buffers of its own; the engine then appends the shares' new channel
-//! events to the wheel in share order. Every wheel slot therefore holds the same events in
-//! the same order as a serial run (which writes router 0's, then router 1's, ...), and the
-//! results are identical for any thread count. Sources, ejection and the lookahead routes
-//! (everything that draws a random number) stay serial.
+//! A cycle's router work on the thread pool. Each share of routers (one per thread) has a
+//! wheel of its own for the flits and credits due at its routers; in a cycle it takes that
+//! slot's events, steps its routers and writes their output channels into buffers of its
+//! own, one per destination (each share's wheel, and the engine's wheel for ejections and
+//! injection credits). The engine then appends those buffers in share order (= router
+//! order). Every slot of every wheel therefore holds the events a serial run would put
+//! there, in the same order, and results are identical for any thread count. Sources,
+//! ejection and the lookahead routes (everything that draws a random number) stay serial.
 
 use super::*;
 use crate::router::{Params, Router, Scratch};
 
-/// One share's inputs and outputs for a cycle.
-#[derive(Default)]
+/// One share's wheel and its outputs for a cycle.
 pub(super) struct Share {
-    /// Flits arriving at this share's routers this cycle, in wheel order.
-    pub flits: Vec<Ev>,
-    /// Credits due at this share's routers this cycle, in wheel order.
-    pub credits: Vec<Ev>,
-    /// Channel events the share's routers scheduled, per wheel slot.
+    /// Flits and credits due at this share's routers, per wheel slot.
+    inbox: Vec<Vec<Ev>>,
+    /// Events the share's routers scheduled this cycle, per (destination, slot):
+    /// destination d < shares is share d's wheel, d = shares the engine's.
     out: Vec<Vec<Ev>>,
-    /// Slots of `out` that hold events.
+    /// Indices of `out` that hold events.
     touched: Vec<u32>,
-    credit_events: u64,
+    /// Credits scheduled minus credits received this cycle.
+    credit_delta: i64,
     progress: bool,
 }
 
 impl Share {
-    pub fn new(wsize: usize) -> Self {
+    fn new(wsize: usize, shares: usize) -> Self {
         Self {
-            out: (0..wsize).map(|_| Vec::new()).collect(),
-            ..Self::default()
+            inbox: (0..wsize).map(|_| Vec::new()).collect(),
+            out: (0..wsize * (shares + 1)).map(|_| Vec::new()).collect(),
+            touched: Vec::new(),
+            credit_delta: 0,
+            progress: false,
         }
     }
 }
@@ -39,8 +42,12 @@ struct Env<'a> {
     t: u64,
     steps: usize,
     wmask: u64,
+    wsize: usize,
     credit_delay: u64,
     counting: bool,
+    sort: bool,
+    share_len: usize,
+    shares: usize,
     topo: &'a Topology,
     base: &'a [usize],
     port_router: &'a [u32],
@@ -48,39 +55,45 @@ struct Env<'a> {
 }
 
 impl Engine {
-    /// Shares for a pool of `n` threads (none when routers step serially).
+    /// Shares for the pool's threads (none when routers step serially).
     pub(super) fn make_shares(&self) -> Vec<Share> {
         if self.routers.parallel() {
-            (0..self.routers.threads())
-                .map(|_| Share::new(self.wheel.len()))
-                .collect()
+            let n = self.routers.threads();
+            (0..n).map(|_| Share::new(self.wheel.len(), n)).collect()
         } else {
             Vec::new()
         }
     }
 
-    /// The share that steps router `r`.
+    /// Back to serial stepping: the shares' pending events join the engine's wheel (their
+    /// order relative to other routers' events does not matter; each router's stays).
+    pub(super) fn unshare(&mut self) {
+        for sh in std::mem::take(&mut self.shares) {
+            for (slot, evs) in sh.inbox.into_iter().enumerate() {
+                self.wheel[slot].extend(evs);
+            }
+        }
+    }
+
+    /// Puts an event on the wheel of whoever handles it.
     #[inline]
-    pub(super) fn share_of(&self, r: usize) -> usize {
-        r / self.share_len
+    pub(super) fn schedule(&mut self, at: u64, ev: Ev) {
+        debug_assert!(at > self.now && at - self.now <= self.wmask);
+        let slot = (at & self.wmask) as usize;
+        if !self.shares.is_empty() && (ev.kind == EV_FLIT || ev.kind == EV_CREDIT) {
+            let s = self.port_router[ev.idx as usize] as usize / self.share_len;
+            self.shares[s].inbox[slot].push(ev);
+        } else {
+            self.wheel[slot].push(ev);
+        }
     }
 
     /// Steps every router on the pool, then merges the shares' events in share order.
     pub(super) fn step_shares(&mut self, steps: usize) {
         let t = self.now;
         let mut shares = std::mem::take(&mut self.shares);
-        let len = self.share_len;
-        let Self {
-            routers,
-            topo,
-            packets,
-            port_router,
-            chan_flits,
-            wmask,
-            cfg,
-            phase,
-            ..
-        } = self;
+        let share_len = self.share_len;
+        let Self { routers, topo, packets, port_router, chan_flits, wmask, cfg, phase, sort_arrivals, wheel, .. } = self;
         // The port bases are read by every share while the routers are lent out mutably.
         let base = std::mem::take(&mut routers.base);
         {
@@ -89,8 +102,12 @@ impl Engine {
                 t,
                 steps,
                 wmask: *wmask,
+                wsize: wheel.len(),
                 credit_delay: cfg.router.credit_delay as u64,
                 counting: *phase != Phase::Draining,
+                sort: *sort_arrivals,
+                share_len,
+                shares: shares.len(),
                 topo,
                 base: &base,
                 port_router,
@@ -101,95 +118,95 @@ impl Engine {
             let mut rest = &mut chan_flits[..];
             let mut ctxs = Vec::with_capacity(shares.len());
             for (i, sh) in shares.iter_mut().enumerate() {
-                let k = base[((i + 1) * len).min(n)] - base[(i * len).min(n)];
+                let k = base[((i + 1) * share_len).min(n)] - base[(i * share_len).min(n)];
                 let (mine, tail) = rest.split_at_mut(k);
                 rest = tail;
                 ctxs.push((sh, mine));
             }
-            let f = |first: usize,
-                     rs: &mut [Router],
-                     s: &mut Scratch,
-                     c: &mut (&mut Share, &mut [u64])| {
+            let f = |first: usize, rs: &mut [Router], s: &mut Scratch, c: &mut (&mut Share, &mut [u64])| {
                 share_cycle(&env, first, rs, s, c.0, c.1);
             };
             routers.for_each_share(&mut ctxs, &f);
         }
         routers.base = base;
-        for sh in shares.iter_mut() {
-            self.credit_events += sh.credit_events;
-            sh.credit_events = 0;
+        let wsize = wheel.len();
+        let ns = shares.len();
+        for i in 0..ns {
+            let mut out = std::mem::take(&mut shares[i].out);
+            let mut touched = std::mem::take(&mut shares[i].touched);
+            for &k in &touched {
+                let (d, slot) = (k as usize / wsize, k as usize % wsize);
+                let evs = &mut out[k as usize];
+                let target = if d == ns { &mut wheel[slot] } else { &mut shares[d].inbox[slot] };
+                target.extend_from_slice(evs);
+                evs.clear();
+            }
+            touched.clear();
+            let sh = &mut shares[i];
+            sh.out = out;
+            sh.touched = touched;
+            self.credit_events = (self.credit_events as i64 + sh.credit_delta) as u64;
+            sh.credit_delta = 0;
             if sh.progress {
                 self.last_progress = t;
                 sh.progress = false;
             }
-            for &slot in &sh.touched {
-                let evs = &mut sh.out[slot as usize];
-                self.wheel[slot as usize].extend_from_slice(evs);
-                evs.clear();
-            }
-            sh.touched.clear();
         }
         self.shares = shares;
     }
 }
 
 /// One share's cycle: arriving flits and credits, internal steps, output channels.
-fn share_cycle(
-    env: &Env,
-    first: usize,
-    rs: &mut [Router],
-    s: &mut Scratch,
-    sh: &mut Share,
-    chan: &mut [u64],
-) {
+fn share_cycle(env: &Env, first: usize, rs: &mut [Router], s: &mut Scratch, sh: &mut Share, chan: &mut [u64]) {
     let p = env.p;
-    for ev in sh.flits.drain(..) {
+    let slot = (env.t & env.wmask) as usize;
+    let mut evs = std::mem::take(&mut sh.inbox[slot]);
+    // As the serial cycle sorts its arrivals (BookSim2's input-port order) when routing draws.
+    if env.sort && evs.len() > 1 {
+        evs.sort_unstable_by_key(|e| ((e.kind as u64) << 32) | e.idx as u64);
+    }
+    // A router's flits and credits touch disjoint state (input side, output side), so taking
+    // them in one pass leaves the same state as the serial cycle's flits-then-credits.
+    for ev in evs.drain(..) {
         let gp = ev.idx as usize;
         let r = env.port_router[gp] as usize;
-        rs[r - first].receive_flit(&p, gp - env.base[r], ev.flit, ev.vc as usize, env.packets);
+        if ev.kind == EV_FLIT {
+            rs[r - first].receive_flit(&p, gp - env.base[r], ev.flit, ev.vc as usize, env.packets);
+        } else {
+            rs[r - first].receive_credit(&p, gp - env.base[r], ev.vc as usize);
+            sh.credit_delta -= 1;
+        }
     }
-    for ev in sh.credits.drain(..) {
-        let gp = ev.idx as usize;
-        let r = env.port_router[gp] as usize;
-        rs[r - first].receive_credit(&p, gp - env.base[r], ev.vc as usize);
-    }
+    sh.inbox[slot] = evs;
     for (j, rt) in rs.iter_mut().enumerate() {
         rt.step_n(first + j, &p, s, env.t, env.steps, env.packets);
     }
     let chan_base = env.base[first];
     for (j, rt) in rs.iter_mut().enumerate() {
         if rt.pending_out > 0 {
-            write_share_outputs(
-                env,
-                first + j,
-                rt,
-                sh,
-                &mut chan[env.base[first + j] - chan_base..],
-            );
+            write_share_outputs(env, first + j, rt, sh, &mut chan[env.base[first + j] - chan_base..]);
         }
     }
 }
 
-/// As `Engine::write_outputs`, into the share's own slots (no observer: a run with one
+/// Puts an event for destination `d` (a share, or `shares` for the engine) at slot of `at`.
+#[inline(always)]
+fn put(env: &Env, out: &mut [Vec<Ev>], touched: &mut Vec<u32>, d: usize, at: u64, ev: Ev) {
+    debug_assert!(at > env.t && at - env.t <= env.wmask);
+    let k = d * env.wsize + (at & env.wmask) as usize;
+    if out[k].is_empty() {
+        touched.push(k as u32);
+    }
+    out[k].push(ev);
+}
+
+/// As `Engine::write_outputs`, into the share's own buffers (no observer: a run with one
 /// steps serially, so that it sees channels in cycle and router order).
 fn write_share_outputs(env: &Env, r: usize, rt: &mut Router, sh: &mut Share, chan: &mut [u64]) {
     let t = env.t;
     let (outs, inps) = (&env.topo.out[r][..], &env.topo.inp[r][..]);
-    let Share {
-        out,
-        touched,
-        credit_events,
-        progress,
-        ..
-    } = sh;
-    let mut schedule = |at: u64, ev: Ev| {
-        debug_assert!(at > t && at - t <= env.wmask);
-        let slot = (at & env.wmask) as usize;
-        if out[slot].is_empty() {
-            touched.push(slot as u32);
-        }
-        out[slot].push(ev);
-    };
+    let Share { out, touched, credit_delta, progress, .. } = sh;
+    let engine = env.shares;
     for p in 0..rt.radix {
         if rt.pending_out == 0 {
             break;
@@ -203,25 +220,10 @@ fn write_share_outputs(env: &Env, r: usize, rt: &mut Router, sh: &mut Share, cha
                 match link.to {
                     End::Router { r: nr, port } => {
                         let ngp = env.base[nr as usize] + port as usize;
-                        schedule(
-                            at,
-                            Ev {
-                                kind: EV_FLIT,
-                                vc,
-                                idx: ngp as u32,
-                                flit: f,
-                            },
-                        );
+                        let d = nr as usize / env.share_len;
+                        put(env, out, touched, d, at, Ev { kind: EV_FLIT, vc, idx: ngp as u32, flit: f });
                     }
-                    End::Node(n) => schedule(
-                        at,
-                        Ev {
-                            kind: EV_EJECT,
-                            vc,
-                            idx: n,
-                            flit: f,
-                        },
-                    ),
+                    End::Node(n) => put(env, out, touched, engine, at, Ev { kind: EV_EJECT, vc, idx: n, flit: f }),
                     End::None => unreachable!("routing chose an unconnected port"),
                 }
                 if env.counting {
@@ -238,28 +240,14 @@ fn write_share_outputs(env: &Env, r: usize, rt: &mut Router, sh: &mut Share, cha
             match src {
                 End::Router { r: sr, port } => {
                     let sgp = env.base[sr as usize] + port as usize;
-                    schedule(
-                        at + env.credit_delay,
-                        Ev {
-                            kind: EV_CREDIT,
-                            vc,
-                            idx: sgp as u32,
-                            flit: f,
-                        },
-                    );
+                    let d = sr as usize / env.share_len;
+                    let ev = Ev { kind: EV_CREDIT, vc, idx: sgp as u32, flit: f };
+                    put(env, out, touched, d, at + env.credit_delay, ev);
                 }
-                End::Node(n) => schedule(
-                    at,
-                    Ev {
-                        kind: EV_INJ_CREDIT,
-                        vc,
-                        idx: n,
-                        flit: f,
-                    },
-                ),
+                End::Node(n) => put(env, out, touched, engine, at, Ev { kind: EV_INJ_CREDIT, vc, idx: n, flit: f }),
                 End::None => unreachable!(),
             }
-            *credit_events += 1;
+            *credit_delta += 1;
         }
     }
 }
