@@ -687,6 +687,7 @@ impl Engine {
                 None => &mut self.route_stream,
             };
             let mut ctx = Ctx { topo: &self.topo, routing: &*self.routing, vcmap: self.vcmap, packets: &mut self.packets, rng };
+            // Heads whose next route the shares could not compute (routing that draws).
             self.routers.finish_heads(&mut ctx);
             self.now += 1;
             return self.watchdog();

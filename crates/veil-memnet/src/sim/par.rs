@@ -19,6 +19,9 @@ pub(super) struct Share {
     out: Vec<Vec<Ev>>,
     /// Indices of `out` that hold events.
     touched: Vec<u32>,
+    /// Heads that left the share's routers with their next route, computed on the share
+    /// when routing draws nothing there: (packet, route state after, lookahead route).
+    heads: Vec<(u32, PacketRoute, RouteSet)>,
     /// Credits scheduled minus credits received this cycle.
     credit_delta: i64,
     progress: bool,
@@ -30,6 +33,7 @@ impl Share {
             inbox: (0..wsize).map(|_| Vec::new()).collect(),
             out: (0..wsize * (shares + 1)).map(|_| Vec::new()).collect(),
             touched: Vec::new(),
+            heads: Vec::new(),
             credit_delta: 0,
             progress: false,
         }
@@ -48,6 +52,10 @@ struct Env<'a> {
     sort: bool,
     share_len: usize,
     shares: usize,
+    /// Lookahead routes computed on the shares (the routing function draws nothing there).
+    la_here: bool,
+    routing: &'a dyn RoutingFunction,
+    vcmap: VcMap,
     topo: &'a Topology,
     base: &'a [usize],
     port_router: &'a [u32],
@@ -93,7 +101,7 @@ impl Engine {
         let t = self.now;
         let mut shares = std::mem::take(&mut self.shares);
         let share_len = self.share_len;
-        let Self { routers, topo, packets, port_router, chan_flits, wmask, cfg, phase, sort_arrivals, wheel, .. } = self;
+        let Self { routers, topo, packets, port_router, chan_flits, wmask, cfg, phase, sort_arrivals, wheel, routing, vcmap, .. } = self;
         // The port bases are read by every share while the routers are lent out mutably.
         let base = std::mem::take(&mut routers.base);
         {
@@ -108,6 +116,9 @@ impl Engine {
                 sort: *sort_arrivals,
                 share_len,
                 shares: shares.len(),
+                la_here: !routing.draws_while_routing(),
+                routing: &**routing,
+                vcmap: *vcmap,
                 topo,
                 base: &base,
                 port_router,
@@ -145,6 +156,13 @@ impl Engine {
             let sh = &mut shares[i];
             sh.out = out;
             sh.touched = touched;
+            for &(pkt, route, la) in &sh.heads {
+                let p = self.packets.get_mut(pkt);
+                p.hops += 1;
+                p.route = route;
+                p.la = la;
+            }
+            sh.heads.clear();
             self.credit_events = (self.credit_events as i64 + sh.credit_delta) as u64;
             sh.credit_delta = 0;
             if sh.progress {
@@ -181,11 +199,44 @@ fn share_cycle(env: &Env, first: usize, rs: &mut [Router], s: &mut Scratch, sh: 
     for (j, rt) in rs.iter_mut().enumerate() {
         rt.step_n(first + j, &p, s, env.t, env.steps, env.packets);
     }
+    if env.la_here {
+        for (j, rt) in rs.iter_mut().enumerate() {
+            for &(pkt, out) in &rt.sent_heads {
+                sh.heads.push(next_route(env, first + j, out as usize, pkt));
+            }
+            rt.sent_heads.clear();
+        }
+    }
     let chan_base = env.base[first];
     for (j, rt) in rs.iter_mut().enumerate() {
         if rt.pending_out > 0 {
             write_share_outputs(env, first + j, rt, sh, &mut chan[env.base[first + j] - chan_base..]);
         }
+    }
+}
+
+/// The route a head that left router `r` on port `out` takes at the next router, as
+/// `router::lookahead` computes it, on a copy of the packet's route state.
+fn next_route(env: &Env, r: usize, out: usize, pkt: u32) -> (u32, PacketRoute, RouteSet) {
+    let p = env.packets.get(pkt);
+    let mut route = p.route;
+    let la = match env.topo.out[r][out].to {
+        End::Router { r: nr, port } => {
+            let (port_out, class) = env.routing.route(nr as usize, port as usize, &mut route, &mut NoDraw);
+            let (lo, hi) = env.vcmap.range(p.msg as usize, class);
+            RouteSet { port: port_out as u16, vc_lo: lo, vc_hi: hi }
+        }
+        _ => RouteSet::default(),
+    };
+    (pkt, route, la)
+}
+
+/// The generator a routing function gets where `draws_while_routing` says it draws nothing.
+struct NoDraw;
+
+impl routing::Draw for NoDraw {
+    fn int(&mut self, _max: u32) -> u32 {
+        unreachable!("a routing function drew a number while routing though draws_while_routing() is false")
     }
 }
 
