@@ -15,6 +15,8 @@
 //! allocates nothing.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::config::RouterConfig;
 use crate::fifo::Fifo;
@@ -436,6 +438,9 @@ impl Router {
 /// a second thread costs more than it saves (measured: see docs/memnet.md, Speed).
 pub const PARALLEL_MIN_ROUTERS: usize = 128;
 
+/// Shares per thread (see [`Routers::shares`]).
+const SHARES_PER_THREAD: usize = 4;
+
 /// Every router of a network, stepped serially or on a fixed pool of threads.
 pub struct Routers {
     pub p: Params,
@@ -559,9 +564,16 @@ impl Routers {
         self.finish_heads(ctx);
     }
 
-    /// Routers per share when stepping on the pool (share i holds routers i*len..).
+    /// Shares of routers a cycle is cut into on the pool: a few per thread, taken by
+    /// whichever thread is free, so that a thread the machine delays (or one that finished
+    /// early) does not hold the others up. Results do not depend on who steps a share.
+    pub fn shares(&self) -> usize {
+        (self.scratch.len() * SHARES_PER_THREAD).min(self.list.len())
+    }
+
+    /// Routers per share (share i holds routers i*len..).
     pub fn share_len(&self) -> usize {
-        self.list.len().div_ceil(self.scratch.len())
+        self.list.len().div_ceil(self.shares())
     }
 
     /// True when routers step on a pool (more than one thread).
@@ -569,19 +581,41 @@ impl Routers {
         self.pool.is_some() && self.p.lookahead()
     }
 
-    /// Runs `f(first_router, routers, scratch, share)` for every share of routers, the
-    /// calling thread taking the first and the pool's threads the others (one handover per
-    /// cycle and thread). Shares write only their own routers and `C`.
-    pub fn for_each_share<C: Send>(&mut self, ctxs: &mut [C], f: &(dyn Fn(usize, &mut [Router], &mut Scratch, &mut C) + Sync)) {
+    /// Runs `extra` (first) and `f(first_router, routers, scratch, share)` for every share
+    /// of routers on the calling thread and the pool's (each takes the next job not yet
+    /// taken). Shares write only their own routers and `C`.
+    pub fn for_each_share<C: Send>(
+        &mut self,
+        ctxs: &mut [C],
+        f: &(dyn Fn(usize, &mut [Router], &mut Scratch, &mut C) + Sync),
+        extra: Option<&mut (dyn FnMut() + Send)>,
+    ) {
         let chunk = self.share_len();
         let pool = self.pool.as_ref().expect("shares step on the pool");
-        let mut parts = self.list.chunks_mut(chunk).zip(self.scratch.iter_mut()).zip(ctxs.iter_mut());
-        let ((own, own_s), own_c) = parts.next().expect("at least one router");
-        pool.in_place_scope(|sc| {
-            for (i, ((rs, s), c)) in parts.enumerate() {
-                sc.spawn(move |_| f((i + 1) * chunk, rs, s, c));
+        let cells: Vec<Mutex<(usize, &mut [Router], &mut C)>> =
+            self.list.chunks_mut(chunk).zip(ctxs.iter_mut()).enumerate().map(|(i, (rs, c))| Mutex::new((i * chunk, rs, c))).collect();
+        let extra = Mutex::new(extra);
+        let next = AtomicUsize::new(0);
+        let work = |s: &mut Scratch| loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i == 0 {
+                if let Some(x) = extra.lock().expect("the extra job panicked").as_mut() {
+                    x();
+                }
+                continue;
             }
-            f(0, own, own_s, own_c);
+            let Some(cell) = cells.get(i - 1) else { break };
+            let mut g = cell.lock().expect("a share's thread panicked");
+            let (first, rs, c) = &mut *g;
+            f(*first, rs, s, c);
+        };
+        let (own, others) = self.scratch.split_first_mut().expect("one scratch per thread");
+        pool.in_place_scope(|sc| {
+            for s in others {
+                let work = &work;
+                sc.spawn(move |_| work(s));
+            }
+            work(own);
         });
     }
 
