@@ -450,6 +450,12 @@ pub struct Routers {
     pub base: Vec<usize>,
     scratch: Vec<Scratch>,
     pool: Option<rayon::ThreadPool>,
+    /// Serial stepping: bit r set when router r may have work (a flit arrived since it was
+    /// last found idle), so that a lightly loaded network (the memory system's: a few
+    /// packets among 64 routers) does not visit every router every cycle.
+    active: Vec<u64>,
+    /// This cycle's routers to visit, in router order (every router on the pool).
+    pub act: Vec<u32>,
 }
 
 impl Routers {
@@ -484,6 +490,55 @@ impl Routers {
             base,
             scratch: vec![Scratch::new(max_radix, p.v); threads],
             pool,
+            active: vec![0; topo.routers.div_ceil(64)],
+            act: Vec::new(),
+        }
+    }
+
+    /// Router r has work (a flit arrived).
+    #[inline]
+    pub fn mark(&mut self, r: usize) {
+        self.active[r / 64] |= 1 << (r % 64);
+    }
+
+    /// Every router may have work (after stepping on the pool).
+    pub fn mark_all(&mut self) {
+        for r in 0..self.list.len() {
+            self.mark(r);
+        }
+    }
+
+    /// No router has work (serial stepping; at a cycle's end).
+    pub fn none_active(&self) -> bool {
+        self.pool.is_none() && self.active.iter().all(|&w| w == 0)
+    }
+
+    /// The routers this cycle visits, in order, into `act`.
+    pub fn begin_cycle(&mut self) {
+        self.act.clear();
+        if self.pool.is_some() {
+            self.act.extend(0..self.list.len() as u32);
+            return;
+        }
+        for (w, &bits) in self.active.iter().enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                self.act.push((w * 64) as u32 + b.trailing_zeros());
+                b &= b - 1;
+            }
+        }
+    }
+
+    /// Forgets the routers this cycle left with nothing to do.
+    pub fn end_cycle(&mut self) {
+        if self.pool.is_some() {
+            return;
+        }
+        for &r in &self.act {
+            let rt = &self.list[r as usize];
+            if rt.idle() && rt.pending_out == 0 {
+                self.active[r as usize / 64] &= !(1 << (r % 64));
+            }
         }
     }
 
@@ -547,7 +602,9 @@ impl Routers {
             }
             _ => {
                 let s = &mut self.scratch[0];
-                for (r, rt) in self.list.iter_mut().enumerate() {
+                for &r in &self.act {
+                    let r = r as usize;
+                    let rt = &mut self.list[r];
                     for _ in 0..steps {
                         if rt.idle() {
                             break;
@@ -624,7 +681,8 @@ impl Routers {
     /// a serial run makes it, whichever thread stepped the router.
     pub fn finish_heads(&mut self, ctx: &mut Ctx) {
         let p = self.p;
-        for r in 0..self.list.len() {
+        for i in 0..self.act.len() {
+            let r = self.act[i] as usize;
             if self.list[r].sent_heads.is_empty() {
                 continue;
             }

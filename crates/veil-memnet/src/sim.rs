@@ -152,6 +152,8 @@ pub struct Engine {
     pub delivered: Vec<Delivery>,
     /// What a channel-probing adversary sees (None = not recorded; the hooks cost a branch).
     obs: Option<Box<dyn Observer>>,
+    /// External mode: bit n set when node n has a packet queued or under way.
+    src_active: Vec<u64>,
     /// Per-thread buffers when routers step on the pool (`sim/par.rs`); empty = serial.
     shares: Vec<par::Share>,
     /// Routers per share.
@@ -207,6 +209,33 @@ impl Engine {
     /// External mode: queues a packet at node `n`'s source.
     pub fn offer(&mut self, n: usize, o: Offer) {
         self.ext_q[n].push_back(o);
+        self.src_active[n / 64] |= 1 << (n % 64);
+    }
+
+    /// External mode's sources: only nodes with a packet queued or under way, in node
+    /// order (a serial run's order), generate and then inject.
+    fn ext_sources(&mut self) {
+        for w in 0..self.src_active.len() {
+            let mut b = self.src_active[w];
+            while b != 0 {
+                let n = w * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                if self.nodes[n].cur == NONE {
+                    self.generate(n);
+                }
+            }
+        }
+        for w in 0..self.src_active.len() {
+            let mut b = self.src_active[w];
+            while b != 0 {
+                let n = w * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                self.inject(n);
+                if self.nodes[n].cur == NONE && self.ext_q[n].is_empty() {
+                    self.src_active[w] &= !(1 << (n % 64));
+                }
+            }
+        }
     }
 
     /// Reports every injection and channel traversal to `o` from now on.
@@ -236,9 +265,12 @@ impl Engine {
     pub fn quiescent(&self) -> bool {
         self.inflight_flits == 0
             && self.credit_events == 0
-            && self.nodes.iter().all(|n| n.cur == NONE)
-            && self.ext_q.iter().all(|q| q.is_empty())
-            && !self.routers.any_pending_out()
+            && if self.ext {
+                self.src_active.iter().all(|&w| w == 0)
+            } else {
+                self.nodes.iter().all(|n| n.cur == NONE) && self.ext_q.iter().all(|q| q.is_empty())
+            }
+            && (self.routers.none_active() || !self.routers.any_pending_out())
     }
 
     /// External mode: jumps a quiescent network to cycle `t`, as stepping would (the
@@ -332,6 +364,7 @@ impl Engine {
             delivered: Vec::new(),
             obs: None,
             shares: Vec::new(),
+            src_active: vec![0; topo.nodes.div_ceil(64)],
             share_len: routers.share_len(),
             routers,
             topo,
@@ -636,6 +669,7 @@ impl Engine {
                     let input = gp - self.routers.base[r];
                     let p = self.routers.p;
                     self.routers.list[r].receive_flit(&p, input, ev.flit, ev.vc as usize, &self.packets);
+                    self.routers.mark(r);
                 }
                 EV_INJ_CREDIT => {
                     self.credit_events -= 1;
@@ -651,15 +685,19 @@ impl Engine {
         self.wheel[slot] = evs;
 
         // All sources generate, then all inject (BookSim's order of random draws).
-        if !self.empty_network {
-            for n in 0..self.nodes.len() {
-                if self.nodes[n].cur == NONE {
-                    self.generate(n);
+        if self.ext {
+            self.ext_sources();
+        } else {
+            if !self.empty_network {
+                for n in 0..self.nodes.len() {
+                    if self.nodes[n].cur == NONE {
+                        self.generate(n);
+                    }
                 }
             }
-        }
-        for n in 0..self.nodes.len() {
-            self.inject(n);
+            for n in 0..self.nodes.len() {
+                self.inject(n);
+            }
         }
         for ev in later.drain(..) {
             if ev.kind == EV_CREDIT {
@@ -680,6 +718,7 @@ impl Engine {
             self.speedup_acc -= 1.0;
             steps += 1;
         }
+        self.routers.begin_cycle();
         if par {
             self.step_shares(steps);
             let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
@@ -700,11 +739,13 @@ impl Engine {
             let mut ctx = Ctx { topo: &self.topo, routing: &*self.routing, vcmap: self.vcmap, packets: &mut self.packets, rng };
             self.routers.step_all(t, steps, &mut ctx);
         }
-        for r in 0..self.routers.n() {
+        for i in 0..self.routers.act.len() {
+            let r = self.routers.act[i] as usize;
             if self.routers.list[r].pending_out > 0 {
                 self.write_outputs(r);
             }
         }
+        self.routers.end_cycle();
         self.now += 1;
         self.watchdog()
     }

@@ -76,6 +76,7 @@ impl Engine {
     /// Back to serial stepping: the shares' pending events join the engine's wheel (their
     /// order relative to other routers' events does not matter; each router's stays).
     pub(super) fn unshare(&mut self) {
+        self.routers.mark_all();
         for sh in std::mem::take(&mut self.shares) {
             for (slot, evs) in sh.inbox.into_iter().enumerate() {
                 self.wheel[slot].extend(evs);
