@@ -188,6 +188,7 @@ impl Engine {
         let mut e = Self::with_topology(&cfg, topo)?;
         e.ext = true;
         e.ext_q = (0..e.topo.nodes).map(|_| VecDeque::new()).collect();
+        e.routers.track_active();
         e.phase = Phase::Running;
         Ok(e)
     }
@@ -197,6 +198,9 @@ impl Engine {
     pub fn force_threads(&mut self, threads: usize) {
         assert!(self.now == 0, "threads are chosen before the run starts");
         self.routers = Routers::with_threshold(&self.topo, &self.cfg.router, threads, 0);
+        if self.ext {
+            self.routers.track_active();
+        }
         self.shares = self.make_shares();
         self.share_len = self.routers.share_len();
     }
@@ -413,6 +417,8 @@ impl Engine {
     }
 
     /// Source queue: generate the next packet of node n if it has none (BookSim's _Inject).
+    /// Inlined into the per-node loop (a call per node and cycle costs 4% of a mesh run).
+    #[inline(always)]
     fn generate(&mut self, n: usize) {
         if self.ext {
             if let Some(o) = self.ext_q[n].pop_front() {
@@ -491,7 +497,9 @@ impl Engine {
         }
     }
 
-    /// Sends at most one flit from node n into its router.
+    /// Sends at most one flit from node n into its router (inlined into the per-node loops,
+    /// as `generate`).
+    #[inline(always)]
     fn inject(&mut self, n: usize) {
         let cur = self.nodes[n].cur;
         if cur == NONE {

@@ -85,7 +85,7 @@ impl Engine {
     }
 
     /// Puts an event on the wheel of whoever handles it.
-    #[inline]
+    #[inline(always)]
     pub(super) fn schedule(&mut self, at: u64, ev: Ev) {
         debug_assert!(at > self.now && at - self.now <= self.wmask);
         let slot = (at & self.wmask) as usize;
