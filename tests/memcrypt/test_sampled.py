@@ -53,8 +53,8 @@ def test_sampled_ipc_is_within_one_percent_and_its_interval_covers_the_full_run(
         assert abs(s["ipc"] / full["ipc"] - 1) <= 0.01, what
         assert s["ipc_low"] <= full["ipc"] <= s["ipc_high"], what
         assert s["ipc_low"] < s["ipc"] < s["ipc_high"], what
-        assert s["sample_windows"] >= 8 and 600 <= s["sample_interval_used"] <= 1500, what
-        assert (s["ipc_high"] - s["ipc_low"]) / 2 <= 0.01 * s["ipc"] or s["sample_interval_used"] == 600, what
+        assert s["sample_windows"] >= 8 and 400 <= s["sample_interval_used"] <= 1500, what
+        assert (s["ipc_high"] - s["ipc_low"]) / 2 <= 0.01 * s["ipc"] or s["sample_interval_used"] == 400, what
 
 
 def test_results_do_not_depend_on_threads_and_a_dask_cluster_gives_the_same():
@@ -84,10 +84,10 @@ def test_a_wide_first_interval_asks_for_windows_closer_together():
     # A target of 1/1.3 of the first half-width: 1.3^2 = 1.69 times as many windows at least
     # (SMARTS's n ~ 1/e^2), and a narrower interval.
     tuned = run(**cfg, sample_target=hw / 1.3)
-    assert 600 < tuned["sample_interval_used"] <= 1500 / 1.69, tuned["sample_interval_used"]
+    assert 400 < tuned["sample_interval_used"] <= 1500 / 1.69, tuned["sample_interval_used"]
     assert tuned["sample_windows"] > 1.69 * first["sample_windows"]
     assert tuned["ipc_high"] - tuned["ipc_low"] < first["ipc_high"] - first["ipc_low"]
-    assert tuned["sampled_records"] == (first["sample_windows"] + tuned["sample_windows"]) * 600
+    assert tuned["sampled_records"] == (first["sample_windows"] + tuned["sample_windows"]) * 400
     # A target the first windows meet takes no second pass.
     assert run(**cfg, sample_target=2 * hw) == first
 
@@ -103,9 +103,9 @@ def test_tuned_interval_follows_the_square_of_the_half_width():
 
 
 @pytest.mark.parametrize("override, needle", [
-    ("sample_window=200", "sample_window"),       # shorter than its warm-up (300)
-    ("sample_window=300", "sample_window"),       # no measured record left
-    ("sample_interval=599", "sample_interval"),   # windows would overlap
+    ("sample_window=50", "sample_window"),        # shorter than its warm-up (100)
+    ("sample_window=100", "sample_window"),       # no measured record left
+    ("sample_interval=399", "sample_interval"),   # shorter than a window
     ("sample_interval=200000", "sample_interval"),  # leaves no window of 50,000 records
     ("threads=0", "threads"),
     ("threads=1025", "threads"),

@@ -1,7 +1,7 @@
 //! Where a sampled run's CPU time goes, thread CPU seconds on one thread (no contention between
 //! its own threads): the sequential model, the functional pass alone, the windows alone (forks
 //! included), over the bench's `runs` stream (2 M records, AES-256 with speculation) at the
-//! default sampling (windows of 600 records, 300 of warm-up, one per 1,500). On two idle cores a
+//! default sampling (windows of 400 records, 100 of warm-up, one per 1,500). On two idle cores a
 //! sampled run takes about max(pass, (pass + windows) / 2) of wall time.
 //!
 //! `cargo run --release -p veil-memcrypt --example sampled_cost`
@@ -34,7 +34,7 @@ fn main() {
         cipher: "aes256".into(),
         ..Default::default()
     };
-    let (window, warmup, interval) = (600, 300, 1500);
+    let (window, warmup, interval) = (400, 100, 1500);
     let t = cpu();
     let mut s = Sim::new(&cfg).unwrap();
     for r in &recs {

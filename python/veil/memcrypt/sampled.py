@@ -83,8 +83,9 @@ def estimate(windows: list[dict], totals: dict[str, int], measured: int, confide
     # One window per unit, in the units' order: the variance of a stratified sample of one per
     # stratum, estimated from successive differences of the residuals (Cochran, Sampling
     # Techniques, 8.11), which leaves out the trend between units that the strata already remove.
-    # Treating the windows as a simple random sample overstated the error 1.1-2.8x on the traced
-    # suite (12 seeds per trace against the spread of their errors); these differences 0.9-1.3x.
+    # Against the spread of the errors over 10 seeds on each suite trace (AES-256, whole trace),
+    # treating the windows as a simple random sample overstated the error 1.0-3.0x; these
+    # differences 1.0-1.9x (each spread is itself uncertain by about a quarter).
     d = np.diff(resid)
     se = math.sqrt(float(d @ d) / (2 * max(n_w - 1, 1)) / n_w * (1 - f)) * math.sqrt((n_w - 1) / df)
     t = t_quantile(0.5 + confidence / 2, df)

@@ -162,9 +162,9 @@ class MachineConfig(ExperimentConfig):
         "full", description="'full' times every record in sequence (the default, and what every comparison with "
                             "the paper uses); 'sampled' times windows of the timed records in parallel from "
                             "functionally warmed state and estimates IPC with a confidence interval")
-    sample_window: int = Field(600, ge=2, le=10**8, description="sampled: records timed in detail per window, its "
+    sample_window: int = Field(400, ge=2, le=10**8, description="sampled: records timed in detail per window, its "
                                                                  "warm-up included")
-    sample_warmup: int = Field(300, ge=0, le=10**8, description="sampled: the first records of each window, timed "
+    sample_warmup: int = Field(100, ge=0, le=10**8, description="sampled: the first records of each window, timed "
                                                                "but not counted (rebuild the core, memory and "
                                                                "engine timing state)")
     sample_interval: int = Field(1500, ge=1, le=10**10, description="sampled: one window per this many timed "

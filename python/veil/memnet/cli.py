@@ -81,7 +81,7 @@ def format_leak(r: dict) -> str:
         lines.append(f"  smallest Holm-adjusted p {r[f'{fam}_p']:.3g}; measured power "
                      f"{100 * r[f'{fam}_detectable_power']:.0f}% at that effect")
         lines.append(f"  classifier accuracy {r[f'{fam}_accuracy']:.3f} [95% {r[f'{fam}_accuracy_lo']:.3f}, "
-                     f"{r[f'{fam}_accuracy_hi']:.3f}, clustered by seed pair] on {r[f'{fam}_accuracy_n']} held-out "
+                     f"{r[f'{fam}_accuracy_hi']:.3f}, relabelling seed pairs] on {r[f'{fam}_accuracy_n']} held-out "
                      f"windows, p {r[f'{fam}_accuracy_p']:.3g}")
         for k in sorted(r):
             if k.startswith(f"{fam}_") and k.endswith("_p") and k not in (f"{fam}_p", f"{fam}_accuracy_p"):

@@ -587,7 +587,7 @@ def leak_section(ctx, algs: list[str]) -> None:
                             note=f"{x.get(f'{fam}_statement', '')}; Holm p = {x.get(f'{fam}_p', float('nan')):.2g}",
                             metric=f"memnet/leak/{a}/{fam}_accuracy"))
     ctx.table("Adversary on every channel: held-out accuracy telling uniform from hotspot traffic apart "
-              "(0.5 = chance; 95% interval clustered by seed pair as spread)", rows)
+              "(0.5 = chance; 95% interval from relabelling seed pairs as spread)", rows)
     from .leak.accept import accept_section
 
     accept_section(ctx, LABEL)

@@ -4,7 +4,7 @@ pair by seed pair, and give each feature family a verdict with measured power.
 Per family (spatial, temporal, volume) the main test is the exact aligned sign-flip test over
 whole seed pairs (aligned.py): run i of A against run i of B, window by window. The families'
 tests are Holm-adjusted together; a family leaks when its adjusted p is below alpha. Beside it
-stands a held-out classifier (folds are seed pairs, its interval clustered by seed pair). Power
+stands a held-out classifier (folds are seed pairs, p and interval by relabelling them). Power
 is measured, never assumed: an effect of known size is planted into pattern B's own
 observations (counts families: a fraction of the events redirected to a quarter of the columns;
 others: a fraction added) and the smallest effect caught in 95% of plantings at Holm's first

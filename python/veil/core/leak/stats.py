@@ -5,7 +5,7 @@ Events are not independent draws (one packet crosses several channels, packets c
 bursts, windows of one run are correlated), so no test here counts single packets as
 independent: categorical tests take their null distribution from relabelling whole blocks of
 windows between the patterns, continuous tests compare per-window values, and the classifier
-is scored on contiguous blocks of windows it never trained on.
+is scored on whole folds it never trained on, against relabellings of whole folds.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class _SciPyStats:
 st = _SciPyStats()
 
 __all__ = ["TestResult", "homogeneity", "window_mannwhitney", "runs_welch", "holm", "wilson", "binomial_p",
-           "detectable_accuracy", "detectable_w", "classify", "clustered_accuracy",
+           "detectable_accuracy", "detectable_w", "classify",
            "permutation_stream"]
 
 
@@ -221,19 +221,15 @@ def detectable_accuracy(n: int, alpha: float) -> float:
 def classify(xa: np.ndarray, xb: np.ndarray, groups_a: np.ndarray, groups_b: np.ndarray, name: str,
              alpha: float = 1e-3, folds_a: np.ndarray | None = None,
              folds_b: np.ndarray | None = None) -> TestResult:
-    """Trains a classifier (standardised features, L2 logistic regression) to tell windows of
-    A from windows of B and scores it on held-out groups (grouped K-fold: a group is a block of
-    consecutive windows of one run, so the classifier never sees neighbours of the windows it
-    is scored on; `folds_a` / `folds_b`, e.g. the run each window comes from, make coarser
-    folds out of whole groups: with runs as folds the classifier never trains on another part
-    of the run it is scored on, whose windows are anti-correlated with the held-out ones when
-    a stream is balanced over time, as permutation streams are). Classes are balanced per
-    group, so chance is 1/2. The accuracy's 95% interval and its one-sided p against 1/2 are
-    clustered by fold (`clustered_accuracy`): the folds, not the windows, are independent."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import GroupKFold
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    """Held-out accuracy at telling windows of A from windows of B (`veil.core.leak.classifier`:
+    standardised features, ridge LDA, leave-one-fold-out), with a p-value and 95% interval exact
+    under "A and B are the same" from relabelling whole folds. A group is a block of consecutive
+    windows of one run; `folds_a` / `folds_b` (e.g. the seed pair each window's run belongs to)
+    make coarser folds out of whole groups, so the classifier never trains on another part of
+    the run pair it is scored on (whose windows are anti-correlated with the held-out ones when a
+    stream is balanced over time, as permutation streams are). Classes are balanced per group, so
+    chance is 1/2."""
+    from veil.core.leak.classifier import permutation_accuracy
 
     xa, xb = np.asarray(xa, dtype=float), np.asarray(xb, dtype=float)
     ga, gb = np.asarray(groups_a), np.asarray(groups_b)
@@ -254,49 +250,18 @@ def classify(xa: np.ndarray, xb: np.ndarray, groups_a: np.ndarray, groups_b: np.
     nfolds = len(np.unique(f))
     if ngroups < 2 or nfolds < 2 or x.shape[1] == 0:
         return TestResult(name, 1.0, 0.5, {"note": "fewer than two groups of windows", "n": int(len(y))})
-    # Features constant over every window carry nothing and upset the scaler's warnings.
+    # Features constant over every window carry nothing.
     x = x[:, np.ptp(x, axis=0) > 0] if len(x) else x
-    hit = np.zeros(len(y), dtype=bool)
-    if x.shape[1] == 0:
-        hit[::2] = True
-    else:
-        for tr, te in GroupKFold(n_splits=min(5, nfolds)).split(x, y, f):
-            model = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=5000))
-            model.fit(x[tr], y[tr])
-            hit[te] = model.predict(x[te]) == y[te]
     n = int(len(y))
-    correct = int(hit.sum())
-    acc = correct / n
-    lo, hi, p, per = clustered_accuracy(hit, f)
-    return TestResult(name, p, acc, {
-        "accuracy": acc, "ci95": [lo, hi], "correct": correct, "n": n, "groups": int(ngroups),
-        "clusters": int(len(per)), "cluster_accuracy": per, "features": int(x.shape[1])})
-
-
-def clustered_accuracy(hit: np.ndarray, clusters: np.ndarray, level: float = 0.95) -> tuple[float, float, float, list]:
-    """Interval and one-sided p of an accuracy whose hits come in clusters (whole runs, scored by
-    one model that never saw them): the windows of one run share its quirks, so the clusters,
-    not the windows, are the independent units. Student's t interval over the clusters'
-    accuracies at `level`; p against 1/2 from flipping the signs of the clusters' deviations
-    from 1/2 (exact up to 16 clusters, so p >= 2^-clusters), and the accuracies. With all clusters equal the spread
-    is zero: the interval is that point."""
-    hit, clusters = np.asarray(hit, dtype=float), np.asarray(clusters)
-    per = np.array([hit[clusters == c].mean() for c in np.unique(clusters)])
-    m = float(per.mean())
-    if len(per) < 2:
-        return 0.0, 1.0, 1.0, per.tolist()
-    se = float(per.std(ddof=1)) / np.sqrt(len(per))
-    dev = per - 0.5
-    if len(per) <= 16:
-        # Exact: each cluster's deviation from chance is as likely + as - under "no information".
-        signs = 1.0 - 2.0 * ((np.arange(1 << len(per))[:, None] >> np.arange(len(per))[None, :]) & 1)
-        p = float(((signs @ dev) >= dev.sum() - 1e-12).mean())
-    else:
-        p = float(st.t.sf((m - 0.5) / se, len(per) - 1)) if se > 0 else (2.0 ** -len(per) if m > 0.5 else 1.0)
-    if se == 0:
-        return m, m, p, per.tolist()
-    t = st.t.ppf(0.5 + level / 2, len(per) - 1)
-    return max(0.0, m - t * se), min(1.0, m + t * se), p, per.tolist()
+    if x.shape[1] == 0:
+        return TestResult(name, 1.0, 0.5, {"accuracy": 0.5, "ci95": [0.0, 1.0], "correct": n // 2, "n": n,
+                                           "groups": int(ngroups), "clusters": int(nfolds), "features": 0,
+                                           "note": "no feature varies"})
+    r = permutation_accuracy(x, y, f)
+    return TestResult(name, r["p"], r["accuracy"], {
+        "accuracy": r["accuracy"], "ci95": r["ci95"], "null95": r["null95"], "correct": int(round(r["accuracy"] * n)),
+        "n": n, "groups": int(ngroups), "clusters": int(nfolds), "cluster_accuracy": r["cluster_accuracy"],
+        "relabellings": r["relabellings"], "exact": r["exact"], "features": int(x.shape[1])})
 
 
 def permutation_stream(src: np.ndarray, dst: np.ndarray, sources: list[int], alphabet: list[int],

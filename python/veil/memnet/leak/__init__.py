@@ -118,7 +118,7 @@ LEAK_RESULTS = {
                                 "spatial; added: temporal); nan = not even 1"),
     "*_detectable_power": ("", "measured power at that effect"),
     "*_accuracy": ("", "held-out accuracy of the family's classifier (chance 0.5)"),
-    "*_accuracy_lo": ("", "95% interval of that accuracy clustered by run pair (Student t), lower end"),
+    "*_accuracy_lo": ("", "95% interval of that accuracy (null band from relabelling whole run pairs), lower end"),
     "*_accuracy_hi": ("", "upper end"),
     "*_accuracy_n": ("", "held-out windows the accuracy is measured on"),
     "permutation_stream_p": ("", "p-value that CPUs' next destinations form uniform random permutation streams"),

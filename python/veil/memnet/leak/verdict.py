@@ -91,10 +91,10 @@ def _temporal(w: Windows, cpus: np.ndarray) -> np.ndarray:
 
 def _family(tests: list[dict], alpha: float) -> dict[str, Any]:
     """The verdict from the exact aligned tests alone, Holm-adjusted together. The classifier is
-    reported beside them (accuracy, clustered interval, its own p) but does not vote: its p
-    assumes each held-out seed pair's accuracy is symmetric about 1/2 under no leak, which a
-    retrained classifier need not give, and on same-secret traced runs it flagged 3 of 800
-    verdicts (constant_rate 2/100, ghost_minimal 1/100) where no aligned test came near alpha."""
+    reported beside them (accuracy, interval, its own p) but does not vote: it compares windows
+    across runs, whose own quirks can hide what the paired tests see, and while it voted (with an
+    earlier, inexact p) it flagged 3 of 800 same-secret verdicts on traced runs (constant_rate
+    2/100, ghost_minimal 1/100) where no aligned test came near alpha."""
     exact = [t for t in tests if t["name"] != "classifier"]
     adj = stats.holm([t["p"] for t in exact])
     for t, a in zip(exact, adj):
@@ -113,7 +113,7 @@ def _aligned_test(fa, fb, segments, name, permutations, seed, stop_above=None, p
 
 
 def _classifier(xa, xb, block, alpha, name) -> dict:
-    """Held-out accuracy; folds are whole run pairs, the interval is clustered by run pair."""
+    """Held-out accuracy; folds are whole run pairs, p and interval from relabelling whole pairs."""
     ga = np.concatenate([r * 10_000 + np.arange(len(x)) // block for r, x in enumerate(xa)])
     gb = np.concatenate([r * 10_000 + np.arange(len(x)) // block for r, x in enumerate(xb)])
     res = stats.classify(np.vstack(xa), np.vstack(xb), ga, gb, name, alpha=alpha, folds_a=ga // 10_000,
