@@ -6,6 +6,8 @@
 //! order). Every slot of every wheel therefore holds the events a serial run would put
 //! there, in the same order, and results are identical for any thread count. Sources,
 //! ejection and the lookahead routes (everything that draws a random number) stay serial.
+//! Serial stepping's output channels (`Engine::write_outputs`) live here too, beside the
+//! shares' version of the same.
 
 use super::*;
 use crate::router::{Params, Router, Scratch};
@@ -183,6 +185,73 @@ impl Engine {
             }
         }
         self.shares = shares;
+    }
+}
+
+impl Engine {
+    /// Serial stepping's output channels of router `r` (the shares' are `write_share_outputs`).
+    pub(super) fn write_outputs(&mut self, r: usize) {
+        let t = self.now;
+        let credit_delay = self.cfg.router.credit_delay as u64;
+        let counting = self.counting();
+        // Borrow the router, its links and the wheel once: this runs for every busy router
+        // every cycle, and re-indexing through `self` cost a bounds check per field.
+        let Self { routers, topo, wheel, wmask, chan_flits, obs, packets, last_progress, credit_events, .. } = self;
+        let wmask = *wmask;
+        let bases = &routers.base[..];
+        let base = bases[r];
+        let rt = &mut routers.list[r];
+        let (outs, inps) = (&topo.out[r][..], &topo.inp[r][..]);
+        let mut schedule = |at: u64, ev: Ev| {
+            debug_assert!(at > t && at - t <= wmask);
+            wheel[(at & wmask) as usize].push(ev);
+        };
+        for p in 0..rt.radix {
+            if rt.pending_out == 0 {
+                break;
+            }
+            let gp = base + p;
+            if t >= rt.out_busy_until[p] {
+                if let Some((f, vc)) = rt.out_q[p].pop_front() {
+                    rt.pending_out -= 1;
+                    let link = outs[p];
+                    rt.out_busy_until[p] = t + link.flit_cycles as u64;
+                    let at = t + link.latency as u64 + 1;
+                    match link.to {
+                        End::Router { r: nr, port } => {
+                            let ngp = bases[nr as usize] + port as usize;
+                            schedule(at, Ev { kind: EV_FLIT, vc, idx: ngp as u32, flit: f });
+                        }
+                        End::Node(n) => schedule(at, Ev { kind: EV_EJECT, vc, idx: n, flit: f }),
+                        End::None => unreachable!("routing chose an unconnected port"),
+                    }
+                    if counting {
+                        chan_flits[gp] += 1;
+                    }
+                    if f.head() {
+                        if let Some(o) = obs.as_mut() {
+                            o.channel(t, gp as u32, packets.get(f.pkt()).len);
+                        }
+                    }
+                    *last_progress = t;
+                }
+            }
+            if let Some(vc) = rt.cred_q[p].pop_front() {
+                rt.pending_out -= 1;
+                let (src, lat) = inps[p];
+                let at = t + lat as u64 + 1;
+                let f = Flit::default();
+                match src {
+                    End::Router { r: sr, port } => {
+                        let sgp = bases[sr as usize] + port as usize;
+                        schedule(at + credit_delay, Ev { kind: EV_CREDIT, vc, idx: sgp as u32, flit: f });
+                    }
+                    End::Node(n) => schedule(at, Ev { kind: EV_INJ_CREDIT, vc, idx: n, flit: f }),
+                    End::None => unreachable!(),
+                }
+                *credit_events += 1;
+            }
+        }
     }
 }
 
