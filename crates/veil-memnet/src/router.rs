@@ -15,7 +15,6 @@
 //! allocates nothing.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::config::RouterConfig;
@@ -652,9 +651,11 @@ impl Routers {
         self.pool.is_some() && self.p.lookahead()
     }
 
-    /// Runs `extra` (first) and `f(first_router, routers, scratch, share)` for every share
-    /// of routers on the calling thread and the pool's (each takes the next job not yet
-    /// taken). Shares write only their own routers and `C`.
+    /// Runs `extra` and `f(first_router, routers, scratch, share)` for every share of
+    /// routers on the calling thread and the pool's. Thread k takes its own run of shares
+    /// first (the same routers every cycle, so their state stays in that core's cache), then
+    /// any share not yet taken; pool threads take `extra` before their shares, the calling
+    /// thread after. Shares write only their own routers and `C`.
     pub fn for_each_share<C: Send>(
         &mut self,
         ctxs: &mut [C],
@@ -663,30 +664,50 @@ impl Routers {
     ) {
         let chunk = self.share_len();
         let pool = self.pool.as_ref().expect("shares step on the pool");
-        let cells: Vec<Mutex<(usize, &mut [Router], &mut C)>> =
-            self.list.chunks_mut(chunk).zip(ctxs.iter_mut()).enumerate().map(|(i, (rs, c))| Mutex::new((i * chunk, rs, c))).collect();
+        // (first router, routers, share context, done)
+        type Cell<'a, C> = Mutex<(usize, &'a mut [Router], &'a mut C, bool)>;
+        let cells: Vec<Cell<C>> = self
+            .list
+            .chunks_mut(chunk)
+            .zip(ctxs.iter_mut())
+            .enumerate()
+            .map(|(i, (rs, c))| Mutex::new((i * chunk, rs, c, false)))
+            .collect();
         let extra = Mutex::new(extra);
-        let next = AtomicUsize::new(0);
-        let work = |s: &mut Scratch| loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i == 0 {
-                if let Some(x) = extra.lock().expect("the extra job panicked").as_mut() {
+        let run_extra = || {
+            if let Ok(mut g) = extra.try_lock() {
+                if let Some(x) = g.take() {
                     x();
                 }
-                continue;
             }
-            let Some(cell) = cells.get(i - 1) else { break };
-            let mut g = cell.lock().expect("a share's thread panicked");
-            let (first, rs, c) = &mut *g;
-            f(*first, rs, s, c);
+        };
+        let threads = self.scratch.len();
+        let n = cells.len();
+        let work = |k: usize, s: &mut Scratch| {
+            if k > 0 {
+                run_extra();
+            }
+            let start = k * n / threads;
+            for i in (start..n).chain(0..start) {
+                // A share another thread holds is being stepped: skip it.
+                let Ok(mut g) = cells[i].try_lock() else { continue };
+                let (first, rs, c, done) = &mut *g;
+                if !*done {
+                    f(*first, rs, s, c);
+                    *done = true;
+                }
+            }
+            if k == 0 {
+                run_extra();
+            }
         };
         let (own, others) = self.scratch.split_first_mut().expect("one scratch per thread");
         pool.in_place_scope(|sc| {
-            for s in others {
+            for (k, s) in others.iter_mut().enumerate() {
                 let work = &work;
-                sc.spawn(move |_| work(s));
+                sc.spawn(move |_| work(k + 1, s));
             }
-            work(own);
+            work(0, own);
         });
     }
 
