@@ -28,12 +28,14 @@ fn mod_sum(x: f64, y: f64) -> f64 {
 pub struct KnuthInt {
     x: [i64; KK],
     buf: Vec<i64>,
+    /// Values ready to hand out (the used head of each batch, in order) and the next one.
+    vals: Vec<i64>,
     pos: usize,
 }
 
 impl KnuthInt {
     pub fn new(seed: i64) -> Self {
-        let mut g = Self { x: [0; KK], buf: vec![0; QUALITY], pos: KK };
+        let mut g = Self { x: [0; KK], buf: vec![0; QUALITY], vals: Vec::new(), pos: 0 };
         let mut x = [0i64; KK + KK - 1];
         let mut ss = (seed + 2) & (MM - 2);
         for v in x.iter_mut().take(KK) {
@@ -102,15 +104,40 @@ impl KnuthInt {
 
     #[inline]
     pub fn next(&mut self) -> i64 {
-        if self.pos >= KK {
-            let mut buf = std::mem::take(&mut self.buf);
-            self.array(&mut buf);
-            self.buf = buf;
+        if self.pos >= self.vals.len() {
+            self.vals.clear();
             self.pos = 0;
+            self.batch();
         }
-        let v = self.buf[self.pos];
+        let v = self.vals[self.pos];
         self.pos += 1;
         v
+    }
+
+    /// One more batch: its first KK values join the values ready.
+    #[cold]
+    fn batch(&mut self) {
+        let mut buf = std::mem::take(&mut self.buf);
+        self.array(&mut buf);
+        self.vals.extend_from_slice(&buf[..KK]);
+        self.buf = buf;
+    }
+
+    /// Computes batches ahead until at least `n` values are ready (the sequence is the same;
+    /// only who computes it when changes).
+    pub fn prefill(&mut self, n: usize) {
+        if self.vals.len() - self.pos < n && self.pos > 0 {
+            self.vals.drain(..self.pos);
+            self.pos = 0;
+        }
+        while self.vals.len() - self.pos < n {
+            self.batch();
+        }
+    }
+
+    /// Values computed and not yet handed out.
+    pub fn ready(&self) -> usize {
+        self.vals.len() - self.pos
     }
 
     /// BookSim's RandomInt(max): uniform in [0, max].
@@ -123,12 +150,14 @@ impl KnuthInt {
 pub struct KnuthFloat {
     u: [f64; KK],
     buf: Vec<f64>,
+    /// Values ready to hand out (the used head of each batch, in order) and the next one.
+    vals: Vec<f64>,
     pos: usize,
 }
 
 impl KnuthFloat {
     pub fn new(seed: i64) -> Self {
-        let mut g = Self { u: [0.0; KK], buf: vec![0.0; QUALITY], pos: KK };
+        let mut g = Self { u: [0.0; KK], buf: vec![0.0; QUALITY], vals: Vec::new(), pos: 0 };
         let mut u = [0f64; KK + KK - 1];
         let ulp = (1.0 / (1i64 << 30) as f64) / (1i64 << 22) as f64;
         let mut ss = 2.0 * ulp * ((seed & 0x3fff_ffff) + 2) as f64;
@@ -210,15 +239,40 @@ impl KnuthFloat {
     /// BookSim's RandomFloat(): uniform in [0, 1).
     #[inline]
     pub fn next(&mut self) -> f64 {
-        if self.pos >= KK {
-            let mut buf = std::mem::take(&mut self.buf);
-            self.array(&mut buf);
-            self.buf = buf;
+        if self.pos >= self.vals.len() {
+            self.vals.clear();
             self.pos = 0;
+            self.batch();
         }
-        let v = self.buf[self.pos];
+        let v = self.vals[self.pos];
         self.pos += 1;
         v
+    }
+
+    /// One more batch: its first KK values join the values ready.
+    #[cold]
+    fn batch(&mut self) {
+        let mut buf = std::mem::take(&mut self.buf);
+        self.array(&mut buf);
+        self.vals.extend_from_slice(&buf[..KK]);
+        self.buf = buf;
+    }
+
+    /// Computes batches ahead until at least `n` values are ready (the sequence is the same;
+    /// only who computes it when changes).
+    pub fn prefill(&mut self, n: usize) {
+        if self.vals.len() - self.pos < n && self.pos > 0 {
+            self.vals.drain(..self.pos);
+            self.pos = 0;
+        }
+        while self.vals.len() - self.pos < n {
+            self.batch();
+        }
+    }
+
+    /// Values computed and not yet handed out.
+    pub fn ready(&self) -> usize {
+        self.vals.len() - self.pos
     }
 }
 
@@ -238,6 +292,21 @@ impl BookSimRng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefilled_values_are_the_same_sequence() {
+        let (mut a, mut b) = (BookSimRng::new(42), BookSimRng::new(42));
+        for round in 0..50usize {
+            b.float.prefill(round * 37 % 450);
+            b.int.prefill(round * 53 % 330);
+            for _ in 0..(round * 71 % 400) {
+                assert_eq!(a.float.next().to_bits(), b.float.next().to_bits());
+            }
+            for _ in 0..(round * 29 % 300) {
+                assert_eq!(a.int.next(), b.int.next());
+            }
+        }
+    }
 
     #[test]
     fn knuth_published_check_value() {

@@ -23,6 +23,7 @@ use crate::routing::{self, OccupancyView, PacketRoute, RoutingFunction, VcMap};
 use crate::topology::{ChannelClass, End, Topology};
 use crate::traffic::Pattern;
 
+mod par;
 mod run;
 
 const EV_FLIT: u8 = 0;
@@ -151,6 +152,12 @@ pub struct Engine {
     pub delivered: Vec<Delivery>,
     /// What a channel-probing adversary sees (None = not recorded; the hooks cost a branch).
     obs: Option<Box<dyn Observer>>,
+    /// External mode: bit n set when node n has a packet queued or under way.
+    src_active: Vec<u64>,
+    /// Per-thread buffers when routers step on the pool (`sim/par.rs`); empty = serial.
+    shares: Vec<par::Share>,
+    /// Routers per share.
+    share_len: usize,
 }
 
 /// Whoever watches the channels (the adversary's record, `crate::observe`): the engine calls
@@ -181,6 +188,7 @@ impl Engine {
         let mut e = Self::with_topology(&cfg, topo)?;
         e.ext = true;
         e.ext_q = (0..e.topo.nodes).map(|_| VecDeque::new()).collect();
+        e.routers.track_active();
         e.phase = Phase::Running;
         Ok(e)
     }
@@ -190,6 +198,11 @@ impl Engine {
     pub fn force_threads(&mut self, threads: usize) {
         assert!(self.now == 0, "threads are chosen before the run starts");
         self.routers = Routers::with_threshold(&self.topo, &self.cfg.router, threads, 0);
+        if self.ext {
+            self.routers.track_active();
+        }
+        self.shares = self.make_shares();
+        self.share_len = self.routers.share_len();
     }
 
     /// Threads the routers step on.
@@ -200,11 +213,40 @@ impl Engine {
     /// External mode: queues a packet at node `n`'s source.
     pub fn offer(&mut self, n: usize, o: Offer) {
         self.ext_q[n].push_back(o);
+        self.src_active[n / 64] |= 1 << (n % 64);
+    }
+
+    /// External mode's sources: only nodes with a packet queued or under way, in node
+    /// order (a serial run's order), generate and then inject.
+    fn ext_sources(&mut self) {
+        for w in 0..self.src_active.len() {
+            let mut b = self.src_active[w];
+            while b != 0 {
+                let n = w * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                if self.nodes[n].cur == NONE {
+                    self.generate(n);
+                }
+            }
+        }
+        for w in 0..self.src_active.len() {
+            let mut b = self.src_active[w];
+            while b != 0 {
+                let n = w * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                self.inject(n);
+                if self.nodes[n].cur == NONE && self.ext_q[n].is_empty() {
+                    self.src_active[w] &= !(1 << (n % 64));
+                }
+            }
+        }
     }
 
     /// Reports every injection and channel traversal to `o` from now on.
     pub fn observe(&mut self, o: Box<dyn Observer>) {
         self.obs = Some(o);
+        // The observer sees channels in cycle and router order: step serially from now on.
+        self.unshare();
     }
 
     /// The observer, if any (reporting stops).
@@ -227,9 +269,12 @@ impl Engine {
     pub fn quiescent(&self) -> bool {
         self.inflight_flits == 0
             && self.credit_events == 0
-            && self.nodes.iter().all(|n| n.cur == NONE)
-            && self.ext_q.iter().all(|q| q.is_empty())
-            && !self.routers.any_pending_out()
+            && if self.ext {
+                self.src_active.iter().all(|&w| w == 0)
+            } else {
+                self.nodes.iter().all(|n| n.cur == NONE) && self.ext_q.iter().all(|q| q.is_empty())
+            }
+            && (self.routers.none_active() || !self.routers.any_pending_out())
     }
 
     /// External mode: jumps a quiescent network to cycle `t`, as stepping would (the
@@ -276,7 +321,7 @@ impl Engine {
             .collect();
         let v = cfg.router.num_vcs;
         let ports = *routers.base.last().unwrap();
-        Ok(Self {
+        let mut e = Self {
             inj_p: cfg.traffic.rate / cfg.traffic.packet_size as f64,
             cfg: cfg.clone(),
             routing,
@@ -322,15 +367,14 @@ impl Engine {
             ext_q: Vec::new(),
             delivered: Vec::new(),
             obs: None,
+            shares: Vec::new(),
+            src_active: vec![0; topo.nodes.div_ceil(64)],
+            share_len: routers.share_len(),
             routers,
             topo,
-        })
-    }
-
-    #[inline]
-    fn schedule(&mut self, at: u64, ev: Ev) {
-        debug_assert!(at > self.now && at - self.now <= self.wmask);
-        self.wheel[(at & self.wmask) as usize].push(ev);
+        };
+        e.shares = e.make_shares();
+        Ok(e)
     }
 
     fn clear_stats(&mut self) {
@@ -373,6 +417,8 @@ impl Engine {
     }
 
     /// Source queue: generate the next packet of node n if it has none (BookSim's _Inject).
+    /// Inlined into the per-node loop (a call per node and cycle costs 4% of a mesh run).
+    #[inline(always)]
     fn generate(&mut self, n: usize) {
         if self.ext {
             if let Some(o) = self.ext_q[n].pop_front() {
@@ -451,7 +497,9 @@ impl Engine {
         }
     }
 
-    /// Sends at most one flit from node n into its router.
+    /// Sends at most one flit from node n into its router (inlined into the per-node loops,
+    /// as `generate`).
+    #[inline(always)]
     fn inject(&mut self, n: usize) {
         let cur = self.nodes[n].cur;
         if cur == NONE {
@@ -614,10 +662,13 @@ impl Engine {
         if self.sort_arrivals && evs.len() > 1 {
             evs.sort_unstable_by_key(|e| ((e.kind as u64) << 32) | e.idx as u64);
         }
+        // With routers on the pool (`par`), flits and credits for routers wait on their
+        // share's wheel instead and are taken there (sim/par.rs).
         // BookSim2's order inside a cycle: flits enter router input queues and the sources
         // see their injection credits; then sources generate and inject (UGAL reads router
         // occupancy here); then ejected flits retire and routers process their due credits.
         let mut later = std::mem::take(&mut self.later);
+        let par = !self.shares.is_empty();
         for ev in evs.drain(..) {
             match ev.kind {
                 EV_FLIT => {
@@ -626,6 +677,7 @@ impl Engine {
                     let input = gp - self.routers.base[r];
                     let p = self.routers.p;
                     self.routers.list[r].receive_flit(&p, input, ev.flit, ev.vc as usize, &self.packets);
+                    self.routers.mark(r);
                 }
                 EV_INJ_CREDIT => {
                     self.credit_events -= 1;
@@ -641,15 +693,19 @@ impl Engine {
         self.wheel[slot] = evs;
 
         // All sources generate, then all inject (BookSim's order of random draws).
-        if !self.empty_network {
-            for n in 0..self.nodes.len() {
-                if self.nodes[n].cur == NONE {
-                    self.generate(n);
+        if self.ext {
+            self.ext_sources();
+        } else {
+            if !self.empty_network {
+                for n in 0..self.nodes.len() {
+                    if self.nodes[n].cur == NONE {
+                        self.generate(n);
+                    }
                 }
             }
-        }
-        for n in 0..self.nodes.len() {
-            self.inject(n);
+            for n in 0..self.nodes.len() {
+                self.inject(n);
+            }
         }
         for ev in later.drain(..) {
             if ev.kind == EV_CREDIT {
@@ -670,6 +726,19 @@ impl Engine {
             self.speedup_acc -= 1.0;
             steps += 1;
         }
+        self.routers.begin_cycle();
+        if par {
+            self.step_shares(steps);
+            let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
+                Some(b) => b,
+                None => &mut self.route_stream,
+            };
+            let mut ctx = Ctx { topo: &self.topo, routing: &*self.routing, vcmap: self.vcmap, packets: &mut self.packets, rng };
+            // Heads whose next route the shares could not compute (routing that draws).
+            self.routers.finish_heads(&mut ctx);
+            self.now += 1;
+            return self.watchdog();
+        }
         {
             let rng: &mut dyn routing::Draw = match self.bs.as_mut() {
                 Some(b) => b,
@@ -678,77 +747,14 @@ impl Engine {
             let mut ctx = Ctx { topo: &self.topo, routing: &*self.routing, vcmap: self.vcmap, packets: &mut self.packets, rng };
             self.routers.step_all(t, steps, &mut ctx);
         }
-        for r in 0..self.routers.n() {
+        for i in 0..self.routers.act.len() {
+            let r = self.routers.act[i] as usize;
             if self.routers.list[r].pending_out > 0 {
                 self.write_outputs(r);
             }
         }
+        self.routers.end_cycle();
         self.now += 1;
         self.watchdog()
     }
-
-    fn write_outputs(&mut self, r: usize) {
-        let t = self.now;
-        let credit_delay = self.cfg.router.credit_delay as u64;
-        let counting = self.counting();
-        // Borrow the router, its links and the wheel once: this runs for every busy router
-        // every cycle, and re-indexing through `self` cost a bounds check per field.
-        let Self { routers, topo, wheel, wmask, chan_flits, obs, packets, last_progress, credit_events, .. } = self;
-        let wmask = *wmask;
-        let bases = &routers.base[..];
-        let base = bases[r];
-        let rt = &mut routers.list[r];
-        let (outs, inps) = (&topo.out[r][..], &topo.inp[r][..]);
-        let mut schedule = |at: u64, ev: Ev| {
-            debug_assert!(at > t && at - t <= wmask);
-            wheel[(at & wmask) as usize].push(ev);
-        };
-        for p in 0..rt.radix {
-            if rt.pending_out == 0 {
-                break;
-            }
-            let gp = base + p;
-            if t >= rt.out_busy_until[p] {
-                if let Some((f, vc)) = rt.out_q[p].pop_front() {
-                    rt.pending_out -= 1;
-                    let link = outs[p];
-                    rt.out_busy_until[p] = t + link.flit_cycles as u64;
-                    let at = t + link.latency as u64 + 1;
-                    match link.to {
-                        End::Router { r: nr, port } => {
-                            let ngp = bases[nr as usize] + port as usize;
-                            schedule(at, Ev { kind: EV_FLIT, vc, idx: ngp as u32, flit: f });
-                        }
-                        End::Node(n) => schedule(at, Ev { kind: EV_EJECT, vc, idx: n, flit: f }),
-                        End::None => unreachable!("routing chose an unconnected port"),
-                    }
-                    if counting {
-                        chan_flits[gp] += 1;
-                    }
-                    if f.head() {
-                        if let Some(o) = obs.as_mut() {
-                            o.channel(t, gp as u32, packets.get(f.pkt()).len);
-                        }
-                    }
-                    *last_progress = t;
-                }
-            }
-            if let Some(vc) = rt.cred_q[p].pop_front() {
-                rt.pending_out -= 1;
-                let (src, lat) = inps[p];
-                let at = t + lat as u64 + 1;
-                let f = Flit::default();
-                match src {
-                    End::Router { r: sr, port } => {
-                        let sgp = bases[sr as usize] + port as usize;
-                        schedule(at + credit_delay, Ev { kind: EV_CREDIT, vc, idx: sgp as u32, flit: f });
-                    }
-                    End::Node(n) => schedule(at, Ev { kind: EV_INJ_CREDIT, vc, idx: n, flit: f }),
-                    End::None => unreachable!(),
-                }
-                *credit_events += 1;
-            }
-        }
-    }
 }
-

@@ -102,3 +102,29 @@ fn bad_thread_counts_are_config_errors() {
     c.threads = Some(1024);
     assert!(Engine::new(&c).is_ok());
 }
+
+/// An observer attached mid-run sends a threaded engine back to serial stepping; the events
+/// its shares held must carry over so that everything after is what a serial run does.
+#[test]
+fn observer_attached_mid_run_sees_what_a_serial_run_sees() {
+    use std::any::Any;
+    use veil_memnet::observe::Observations;
+    let mut cfg = SimConfig::booksim_dragonfly72(0.45);
+    cfg.sim.mode = "fixed".into();
+    let watch = |threads: usize| {
+        let mut e = Engine::new(&cfg).expect("config");
+        e.force_threads(threads);
+        for _ in 0..700 {
+            e.step().expect("step");
+        }
+        e.observe(Box::new(Observations::new(1 << 20)));
+        for _ in 0..1_300 {
+            e.step().expect("step");
+        }
+        let o = e.take_observer().and_then(|o| (o as Box<dyn Any>).downcast::<Observations>().ok()).expect("observations");
+        (o.ch_cycle, o.ch_id, o.inj_cycle, o.inj_src, o.inj_dst, e.flits_in_flight())
+    };
+    let one = watch(1);
+    assert!(one.0.len() > 10_000, "too few channel traversals to compare: {}", one.0.len());
+    assert_eq!(one, watch(3), "attaching an observer to a threaded run changed what follows");
+}
