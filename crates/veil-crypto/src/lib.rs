@@ -34,7 +34,7 @@ pub use line::{
     LINE_BYTES,
 };
 pub use tdes::{tdes_decrypt_block, tdes_encrypt_block, Tdes};
-pub use throughput::{engines, throughput, Throughput};
+pub use throughput::{engines, throughput, throughput_over, Throughput};
 
 /// Whether this CPU runs AES with hardware instructions (AES-NI on x86_64, which the `aes`
 /// crate detects at run time; ARMv8 crypto extensions elsewhere).

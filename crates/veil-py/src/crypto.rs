@@ -25,18 +25,22 @@ fn engines() -> Vec<(&'static str, &'static str)> {
     vc::engines()
 }
 
-/// Encrypt a `size`-byte buffer repeatedly on `threads` threads for at least `min_seconds`;
-/// returns {engine, size, threads, bytes, seconds, gb_per_s (1e9 bytes/s), iterations}.
+/// Encrypt a `size`-byte buffer repeatedly on `threads` threads for at least `min_seconds`
+/// (with `working_set`, each thread cycles through that many bytes of such buffers: memory
+/// traffic as a large store has it); returns {engine, size, threads, bytes, seconds, gb_per_s
+/// (1e9 bytes/s), iterations}.
 #[pyfunction]
-#[pyo3(signature = (engine, size, threads=1, min_seconds=0.5))]
+#[pyo3(signature = (engine, size, threads=1, min_seconds=0.5, working_set=None))]
 fn throughput<'py>(
     py: Python<'py>,
     engine: &str,
     size: usize,
     threads: usize,
     min_seconds: f64,
+    working_set: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let t = crate::interrupt::run(py, || vc::throughput(engine, size, threads, min_seconds))?.map_err(err)?;
+    let ws = working_set.unwrap_or(size);
+    let t = crate::interrupt::run(py, || vc::throughput_over(engine, size, threads, min_seconds, ws))?.map_err(err)?;
     let d = PyDict::new(py);
     d.set_item("engine", engine)?;
     d.set_item("size", size)?;
