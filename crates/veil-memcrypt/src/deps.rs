@@ -25,6 +25,12 @@ impl PointerDeps {
         PointerDeps { lines: vec![EMPTY; entries + 1], ready: vec![0.0; entries + 1], mask: entries - 1 }
     }
 
+    /// Empty again, as [`Self::new`] makes it.
+    pub fn reset(&mut self) {
+        self.lines.fill(EMPTY);
+        self.ready.fill(0.0);
+    }
+
     #[inline]
     fn slot(&self, line: u64) -> usize {
         (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & self.mask

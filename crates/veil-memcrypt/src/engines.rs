@@ -173,6 +173,21 @@ impl Engines {
         }
     }
 
+    /// Back to the state [`Self::with_arbitration`] gives with the same parameters: every slot
+    /// free, nothing counted. A sampled run's windows reuse calendars this way: a new one,
+    /// allocated on the pass's thread after another thread freed the last, cost page faults
+    /// and zeroing there (`crate::sampled`).
+    pub fn reset(&mut self) {
+        self.busy.fill(0);
+        self.dbusy.fill(0);
+        self.full.fill(0);
+        self.dfull.fill(0);
+        self.base = 0;
+        self.displaced = 0;
+        self.demand_ops = 0;
+        self.spec_ops = 0;
+    }
+
     /// The first slot an operation ready at `t` can take.
     #[inline]
     pub fn slot(&self, t: f64) -> u64 {

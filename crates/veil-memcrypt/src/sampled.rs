@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::input::{for_each, Run};
 use crate::record::Record;
-use crate::sim::{Results, Sim};
+use crate::sim::{Results, Sim, Spare};
 
 /// Most worker threads a run may ask for.
 pub const MAX_THREADS: usize = 1024;
@@ -130,7 +130,12 @@ pub struct Window {
 }
 
 /// Times one window from the machine state before it.
-pub fn time_window(mut sim: Sim, recs: &[Record], warmup: usize) -> Results {
+pub fn time_window(sim: Sim, recs: &[Record], warmup: usize) -> Results {
+    time_window_keeping(sim, recs, warmup).0
+}
+
+/// [`time_window`], handing the machine back for its allocations.
+fn time_window_keeping(mut sim: Sim, recs: &[Record], warmup: usize) -> (Results, Sim) {
     sim.end_warmup();
     let (warm, measured) = recs.split_at(warmup.min(recs.len()));
     for r in warm {
@@ -140,7 +145,7 @@ pub fn time_window(mut sim: Sim, recs: &[Record], warmup: usize) -> Results {
     for r in measured {
         sim.step(r);
     }
-    difference(&sim.snapshot(), &before)
+    (difference(&sim.snapshot(), &before), sim)
 }
 
 /// `b - a` of every counter (cumulative fields only: both are snapshots of one run).
@@ -278,6 +283,9 @@ pub fn windows_from(
     let begin = |k: usize| (warm + starts[k]).saturating_sub(sampling.warmup);
     let mut fw = Sim::new(&run.config)?;
     let mut totals = Totals::default();
+    // Machines whose windows are timed, cleared by the worker that timed them, for the pass's
+    // next forks.
+    let spares: std::sync::Mutex<Vec<Spare>> = Default::default();
     pool.in_place_scope(|scope| -> Result<()> {
         let mut pos = 0u64;
         let mut k = first;
@@ -294,7 +302,8 @@ pub fn windows_from(
             while k < last && begin(k) == here {
                 let end = warm + starts[k] + measured;
                 let warmup = (warm + starts[k] - here) as usize;
-                let sim = fw.fork(&run.config)?;
+                let spare = spares.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                let sim = fw.fork_reusing(&run.config, spare)?;
                 open.push_back(Open {
                     at: k - first,
                     sim,
@@ -315,11 +324,13 @@ pub fn windows_from(
                     // Windows go to the pool in batches: a worker that runs out of work spins
                     // before it sleeps, and one job per window made it do so per window.
                     let jobs = std::mem::take(&mut batch);
-                    let out = &out;
+                    let (out, spares) = (&out, &spares);
                     scope.spawn(move |_| {
                         for w in jobs {
-                            let res = time_window(w.sim, &w.recs, w.warmup);
+                            let (res, sim) = time_window_keeping(w.sim, &w.recs, w.warmup);
                             *out[w.at].lock().unwrap_or_else(|e| e.into_inner()) = Some(res);
+                            let spare = sim.into_spare();
+                            spares.lock().unwrap_or_else(|e| e.into_inner()).push(spare);
                         }
                     });
                 }
@@ -611,6 +622,10 @@ mod tests {
             json(&forked),
             json(&time_window(warmed.clone(), window, 100))
         );
+        // A fork into a spare machine another window used is the same machine as a fresh fork.
+        let (_, used) = time_window_keeping(warmed.fork(&cfg).unwrap(), &recs[20_000..30_000], 100);
+        let reused = warmed.fork_reusing(&cfg, Some(used.into_spare())).unwrap();
+        assert_eq!(json(&time_window(reused, window, 100)), json(&forked));
         let b = time_window(warmed, window, 0);
         let cold = time_window(Sim::new(&cfg).unwrap(), window, 0);
         assert_eq!(a.frequent_words, b.frequent_words);

@@ -48,6 +48,7 @@ pub use bitmaps::BitmapFetch;
 mod bitmaps;
 mod counters;
 mod functional;
+pub use functional::Spare;
 
 /// Data line indices stay below the bitmap region.
 const LINE_LIMIT: u64 = BITMAP_REGION;
@@ -231,10 +232,24 @@ pub struct Sim {
 
 impl Sim {
     pub fn new(cfg: &Config) -> Result<Self> {
+        Self::new_with(cfg, None)
+    }
+
+    /// [`Self::new`], taking the engine calendars, pointer table and stored-bitmap map from
+    /// `spare` (cleared, from a machine of the same config) instead of allocating them.
+    pub(crate) fn new_with(cfg: &Config, spare: Option<functional::Spare>) -> Result<Self> {
         let scheme = cfg.validate()?;
         let (lat_ns, stages) = match scheme.cipher {
             CipherKind::Tdes => (cfg.tdes_latency_ns, cfg.tdes_stages),
             _ => (cfg.aes_latency_ns, cfg.aes_stages),
+        };
+        let (eng, deps, line_bm) = match spare {
+            Some(sp) => (sp.eng, sp.deps, sp.line_bm),
+            None => (
+                Engines::with_arbitration(lat_ns * cfg.freq_ghz, stages, cfg.engines, Arbitration::parse(&cfg.arbitration)?),
+                cfg.pointer_dependences.then(|| PointerDeps::new(1 << 12)),
+                LineMap::default(),
+            ),
         };
         Ok(Sim {
             scheme,
@@ -261,11 +276,11 @@ impl Sim {
                 cfg.t_rp,
                 cfg.dram_pipelined_cas,
             ),
-            eng: Engines::with_arbitration(lat_ns * cfg.freq_ghz, stages, cfg.engines, Arbitration::parse(&cfg.arbitration)?),
+            eng,
             bitmaps: BitmapCache::new(cfg.bitmap_cache_entries, cfg.bitmap_cache_ways),
             prefetcher: Prefetcher::new(&cfg.bitmap_prefetch, cfg.bitmap_prefetch_degree, cfg.bitmap_prefetch_streams)?,
             pf_buf: Vec::new(),
-            line_bm: LineMap::default(),
+            line_bm,
             track_bm: cfg.encryption && scheme.chunk_bytes() == 16,
             bitmap_fetch: BitmapFetch::parse(&cfg.bitmap_fetch)?,
             mac_store: MacStore::parse(&cfg.mac_store)?,
@@ -276,7 +291,7 @@ impl Sim {
             tree_arity: cfg.tree_arity as u64,
             tree_levels: crate::tree::levels(cfg.tree_arity),
             bitmap_write_if_changed: cfg.bitmap_write_if_changed,
-            deps: cfg.pointer_dependences.then(|| PointerDeps::new(1 << 12)),
+            deps,
             warm_left: cfg.warmup_records,
             t: 0.0,
             q: 0,

@@ -2,7 +2,9 @@
 //! the warmed state with idle timing state, and snapshots of the counters between which a
 //! window's measured records lie.
 
-use super::{MacStore, Results, Sim, MAC_REGION};
+use super::{LineMap, MacStore, Results, Sim, MAC_REGION};
+use crate::deps::PointerDeps;
+use crate::engines::Engines;
 use crate::config::Config;
 use crate::error::Result;
 use crate::record::{Kind, Record};
@@ -69,9 +71,16 @@ impl Sim {
     /// copying its empty engine calendars (a quarter of a megabyte, most of a clone's cost; a
     /// fresh calendar's zeroed pages are only mapped when touched). `cfg` must be this machine's.
     pub fn fork(&self, cfg: &Config) -> Result<Self> {
-        let mut s = Sim::new(cfg)?;
+        self.fork_reusing(cfg, None)
+    }
+
+    /// [`Self::fork`] into the allocations of `spare` (a machine of the same config a window is
+    /// done with, [`Self::into_spare`]): the same machine, without allocating a quarter of a
+    /// megabyte of calendars and the stored-bitmap map for every window.
+    pub fn fork_reusing(&self, cfg: &Config, spare: Option<Spare>) -> Result<Self> {
+        let mut s = Sim::new_with(cfg, spare)?;
         s.fvt = self.fvt.clone();
-        s.line_bm = self.line_bm.clone();
+        s.line_bm.clone_from(&self.line_bm);
         s.bitmaps = self.bitmaps.clone();
         s.prefetcher = self.prefetcher.clone();
         s.tlb = self.tlb.clone();
@@ -82,9 +91,31 @@ impl Sim {
         Ok(s)
     }
 
+    /// What [`Self::fork_reusing`] can reuse of this machine, cleared (the calendars and the
+    /// pointer table as new, the stored-bitmap map emptied but keeping its room). Clearing is
+    /// done here, by whoever is done with the machine: in a sampled run a worker thread, off the
+    /// pass's thread.
+    pub fn into_spare(self) -> Spare {
+        let Sim { mut eng, mut deps, mut line_bm, .. } = self;
+        eng.reset();
+        if let Some(d) = deps.as_mut() {
+            d.reset();
+        }
+        line_bm.clear();
+        Spare { eng, deps, line_bm }
+    }
+
     /// Ends the warm-up phase of `Config::warmup_records` now (a clone for a sampled window
     /// times every record it is given).
     pub fn end_warmup(&mut self) {
         self.warm_left = 0;
     }
+}
+
+/// The allocations of a machine a sampled window is done with, cleared for the next window's
+/// fork ([`Sim::into_spare`], [`Sim::fork_reusing`]).
+pub struct Spare {
+    pub(super) eng: Engines,
+    pub(super) deps: Option<PointerDeps>,
+    pub(super) line_bm: LineMap<([u8; 64], u64)>,
 }
