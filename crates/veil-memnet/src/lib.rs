@@ -25,6 +25,7 @@ pub mod results;
 pub mod router;
 pub mod routing;
 pub mod sim;
+mod spin_pool;
 pub mod topology;
 pub mod traffic;
 

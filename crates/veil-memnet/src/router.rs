@@ -23,6 +23,7 @@ use crate::fifo::Fifo;
 mod alloc;
 use crate::packet::{Flit, PacketSlab, RouteSet};
 use crate::routing::{Draw, RoutingFunction, VcMap};
+use crate::spin_pool::SpinPool;
 use crate::topology::{End, Topology};
 
 pub const IDLE: u8 = 0;
@@ -448,7 +449,7 @@ pub struct Routers {
     /// event wheel number ports globally).
     pub base: Vec<usize>,
     scratch: Vec<Scratch>,
-    pool: Option<rayon::ThreadPool>,
+    pool: Option<SpinPool>,
     /// Serial stepping: bit r set when router r may have work (a flit arrived since it was
     /// last found idle), so that a lightly loaded network (the memory system's: a few
     /// packets among 64 routers) does not visit every router every cycle.
@@ -479,11 +480,7 @@ impl Routers {
         }
         base.push(acc);
         let threads = if topo.routers >= min_routers && p.lookahead() { threads.clamp(1, topo.routers) } else { 1 };
-        let pool = if threads > 1 {
-            rayon::ThreadPoolBuilder::new().num_threads(threads - 1).thread_name(|i| format!("memnet-router-{i}")).build().ok()
-        } else {
-            None
-        };
+        let pool = if threads > 1 { SpinPool::new(threads, "memnet-router").ok() } else { None };
         let threads = if pool.is_some() { threads } else { 1 };
         Self {
             p,
@@ -601,16 +598,21 @@ impl Routers {
                         }
                     }
                 };
-                // The calling thread steps the first share itself and the pool's threads the
-                // others: one handover per cycle and thread, no idle waiter.
-                let mut parts = self.list.chunks_mut(chunk).zip(self.scratch.iter_mut());
-                let (own, own_s) = parts.next().expect("at least one router");
-                pool.in_place_scope(|sc| {
-                    for (i, (rs, s)) in parts.enumerate() {
-                        let step_chunk = &step_chunk;
-                        sc.spawn(move |_| step_chunk((i + 1) * chunk, rs, s));
+                // The calling thread steps the first chunk itself and the pool's threads the
+                // others: one handover per cycle and thread.
+                let parts: Vec<Mutex<(usize, &mut [Router], &mut Scratch)>> = self
+                    .list
+                    .chunks_mut(chunk)
+                    .zip(self.scratch.iter_mut())
+                    .enumerate()
+                    .map(|(i, (rs, s))| Mutex::new((i * chunk, rs, s)))
+                    .collect();
+                pool.run(&|k| {
+                    if let Some(part) = parts.get(k) {
+                        let mut g = part.lock().unwrap_or_else(|e| e.into_inner());
+                        let (first, rs, s) = &mut *g;
+                        step_chunk(*first, rs, s);
                     }
-                    step_chunk(0, own, own_s);
                 });
             }
             _ => {
@@ -701,13 +703,10 @@ impl Routers {
                 run_extra();
             }
         };
-        let (own, others) = self.scratch.split_first_mut().expect("one scratch per thread");
-        pool.in_place_scope(|sc| {
-            for (k, s) in others.iter_mut().enumerate() {
-                let work = &work;
-                sc.spawn(move |_| work(k + 1, s));
-            }
-            work(0, own);
+        let scratch: Vec<Mutex<&mut Scratch>> = self.scratch.iter_mut().map(Mutex::new).collect();
+        pool.run(&|k| {
+            let mut s = scratch[k].lock().unwrap_or_else(|e| e.into_inner());
+            work(k, &mut s);
         });
     }
 
