@@ -136,14 +136,15 @@ LONG_EPOCH = 4
 
 def aes_gcm_bound(ctx, n: int, b: int, pro: dict) -> float:
     """Reports the AES-GCM bound (the shuffle's and the request's AES-GCM work per request at
-    the single-core speed measured now, on the shuffle's cores; in cache and from memory) and
-    the run's share of each; returns the single-core speed from memory (bytes/s)."""
+    the single-core speed measured now, on the shuffle's cores) and the run's share of it, and
+    the same work at AES-GCM's speed over buffers in memory; returns the in-cache single-core
+    speed (bytes/s)."""
     from veil import _native
 
     speed = _native.crypto.throughput("aes-128-gcm", b, 1, 0.5)["gb_per_s"] * 1e9  # bytes/s, one core
     # The same over a working set as large as the store (256 MiB at most): the shuffle reads and
     # writes every slot of a store far larger than the caches, which a buffer kept in cache
-    # (above) never does; that speed is the bound the shuffle can reach.
+    # (above) never does.
     working_set = min(n * b, 256 << 20)
     streaming = _native.crypto.throughput("aes-128-gcm", b, 1, 0.5, working_set)["gb_per_s"] * 1e9
     cores = min(os.cpu_count() or 1, pro["threads"])
@@ -156,16 +157,19 @@ def aes_gcm_bound(ctx, n: int, b: int, pro: dict) -> float:
                baseline=speed / 1e9, baseline_name="in cache (one buffer)")
     ctx.report("oram/aes_gcm_bound_mbps", bound, unit="Mbps", target=f"{cores} cores, in cache")
     ctx.report("oram/throughput_mbps_of_bound", pro["throughput_mbps"], unit="Mbps", baseline=bound,
-               baseline_name="AES-GCM bound in cache")
-    ctx.report("oram/aes_gcm_streaming_bound_mbps", memory_bound, unit="Mbps", target=f"{cores} cores, from memory")
-    ctx.report("oram/throughput_mbps_of_streaming_bound", pro["throughput_mbps"], unit="Mbps", baseline=memory_bound,
-               baseline_name="AES-GCM bound from memory", target=">= 0.7x bound")
+               baseline_name="AES-GCM bound in cache", target=">= 0.7x bound")
+    # Not a bound: the shuffle keeps part of its traffic in cache and beats it; it says how much
+    # of the gap to the bound above is memory traffic rather than work besides AES-GCM.
+    ctx.report("oram/aes_gcm_streaming_mbps", memory_bound, unit="Mbps",
+               target=f"{cores} cores, every byte from memory")
+    ctx.report("oram/throughput_mbps_of_streaming", pro["throughput_mbps"], unit="Mbps", baseline=memory_bound,
+               baseline_name="AES-GCM from memory")
     # the same with every core sealing at once (shared caches, memory and clock): what the
     # shuffle's cores can reach together, which the single-core figure times cores overstates
     together = _native.crypto.throughput("aes-128-gcm", b, cores, 0.5)["gb_per_s"] * 1e9
     ctx.report("oram/aes_gcm_bound_cores_together_mbps", gcm_bound_mbps(n, b, pro["epoch_len"], 1, together),
                unit="Mbps", baseline=bound, baseline_name="single-core x cores")
-    return streaming
+    return speed
 
 
 def long_epoch(ctx, base: dict, pro: dict, speed: float) -> None:
@@ -189,7 +193,7 @@ def long_epoch(ctx, base: dict, pro: dict, speed: float) -> None:
                target=f"T = {t}")
     cores = min(os.cpu_count() or 1, r["threads"])
     ctx.report("oram/long_epoch_throughput_mbps_of_bound", r["throughput_mbps"], unit="Mbps",
-               baseline=gcm_bound_mbps(n, b, t, cores, speed), baseline_name="AES-GCM bound from memory",
+               baseline=gcm_bound_mbps(n, b, t, cores, speed), baseline_name="AES-GCM bound in cache",
                target=">= 0.7x bound")
 
 
