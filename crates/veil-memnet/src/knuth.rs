@@ -25,17 +25,67 @@ fn mod_sum(x: f64, y: f64) -> f64 {
     s - if s >= 1.0 { 1.0 } else { 0.0 }
 }
 
+/// The values of a generator handed out one at a time: each batch of QUALITY computed values
+/// contributes its first KK (Knuth's `ran_arr_cycle`), and batches may be computed ahead.
+struct Ready<T> {
+    buf: Vec<T>,
+    /// Values ready to hand out (the used head of each batch, in order) and the next one.
+    vals: Vec<T>,
+    pos: usize,
+}
+
+impl<T: Copy + Default> Ready<T> {
+    fn new() -> Self {
+        Self { buf: vec![T::default(); QUALITY], vals: Vec::new(), pos: 0 }
+    }
+
+    /// The next value; `array` computes a batch into its argument.
+    #[inline]
+    fn next(&mut self, array: impl FnOnce(&mut [T])) -> T {
+        if self.pos >= self.vals.len() {
+            self.vals.clear();
+            self.pos = 0;
+            self.batch(array);
+        }
+        let v = self.vals[self.pos];
+        self.pos += 1;
+        v
+    }
+
+    /// One more batch: its first KK values join the values ready.
+    #[cold]
+    fn batch(&mut self, array: impl FnOnce(&mut [T])) {
+        let mut buf = std::mem::take(&mut self.buf);
+        array(&mut buf);
+        self.vals.extend_from_slice(&buf[..KK]);
+        self.buf = buf;
+    }
+
+    /// Computes batches ahead until at least `n` values are ready (the sequence is the same;
+    /// only who computes it when changes).
+    fn prefill(&mut self, n: usize, mut array: impl FnMut(&mut [T])) {
+        if self.vals.len() - self.pos < n && self.pos > 0 {
+            self.vals.drain(..self.pos);
+            self.pos = 0;
+        }
+        while self.vals.len() - self.pos < n {
+            self.batch(&mut array);
+        }
+    }
+
+    fn ready(&self) -> usize {
+        self.vals.len() - self.pos
+    }
+}
+
 pub struct KnuthInt {
     x: [i64; KK],
-    buf: Vec<i64>,
-    /// Values ready to hand out (the used head of each batch, in order) and the next one.
-    vals: Vec<i64>,
-    pos: usize,
+    ready: Ready<i64>,
 }
 
 impl KnuthInt {
     pub fn new(seed: i64) -> Self {
-        let mut g = Self { x: [0; KK], buf: vec![0; QUALITY], vals: Vec::new(), pos: 0 };
+        let mut g = Self { x: [0; KK], ready: Ready::new() };
         let mut x = [0i64; KK + KK - 1];
         let mut ss = (seed + 2) & (MM - 2);
         for v in x.iter_mut().take(KK) {
@@ -80,64 +130,27 @@ impl KnuthInt {
         }
         let mut aa = vec![0i64; KK + KK - 1];
         for _ in 0..10 {
-            g.array(&mut aa);
+            int_array(&mut g.x, &mut aa);
         }
         g
     }
 
-    fn array(&mut self, aa: &mut [i64]) {
-        let n = aa.len();
-        aa[..KK].copy_from_slice(&self.x);
-        for j in KK..n {
-            aa[j] = mod_diff(aa[j - KK], aa[j - LL]);
-        }
-        let mut j = n;
-        for i in 0..LL {
-            self.x[i] = mod_diff(aa[j - KK], aa[j - LL]);
-            j += 1;
-        }
-        for i in LL..KK {
-            self.x[i] = mod_diff(aa[j - KK], self.x[i - LL]);
-            j += 1;
-        }
-    }
-
     #[inline]
     pub fn next(&mut self) -> i64 {
-        if self.pos >= self.vals.len() {
-            self.vals.clear();
-            self.pos = 0;
-            self.batch();
-        }
-        let v = self.vals[self.pos];
-        self.pos += 1;
-        v
-    }
-
-    /// One more batch: its first KK values join the values ready.
-    #[cold]
-    fn batch(&mut self) {
-        let mut buf = std::mem::take(&mut self.buf);
-        self.array(&mut buf);
-        self.vals.extend_from_slice(&buf[..KK]);
-        self.buf = buf;
+        let state = &mut self.x;
+        self.ready.next(|aa| int_array(state, aa))
     }
 
     /// Computes batches ahead until at least `n` values are ready (the sequence is the same;
     /// only who computes it when changes).
     pub fn prefill(&mut self, n: usize) {
-        if self.vals.len() - self.pos < n && self.pos > 0 {
-            self.vals.drain(..self.pos);
-            self.pos = 0;
-        }
-        while self.vals.len() - self.pos < n {
-            self.batch();
-        }
+        let state = &mut self.x;
+        self.ready.prefill(n, |aa| int_array(state, aa));
     }
 
     /// Values computed and not yet handed out.
     pub fn ready(&self) -> usize {
-        self.vals.len() - self.pos
+        self.ready.ready()
     }
 
     /// BookSim's RandomInt(max): uniform in [0, max].
@@ -149,15 +162,12 @@ impl KnuthInt {
 
 pub struct KnuthFloat {
     u: [f64; KK],
-    buf: Vec<f64>,
-    /// Values ready to hand out (the used head of each batch, in order) and the next one.
-    vals: Vec<f64>,
-    pos: usize,
+    ready: Ready<f64>,
 }
 
 impl KnuthFloat {
     pub fn new(seed: i64) -> Self {
-        let mut g = Self { u: [0.0; KK], buf: vec![0.0; QUALITY], vals: Vec::new(), pos: 0 };
+        let mut g = Self { u: [0.0; KK], ready: Ready::new() };
         let mut u = [0f64; KK + KK - 1];
         let ulp = (1.0 / (1i64 << 30) as f64) / (1i64 << 22) as f64;
         let mut ss = 2.0 * ulp * ((seed & 0x3fff_ffff) + 2) as f64;
@@ -201,78 +211,77 @@ impl KnuthFloat {
         }
         let mut aa = vec![0f64; KK + KK - 1];
         for _ in 0..10 {
-            g.array(&mut aa);
+            float_array(&mut g.u, &mut aa);
         }
         g
-    }
-
-    fn array(&mut self, aa: &mut [f64]) {
-        let n = aa.len();
-        aa[..KK].copy_from_slice(&self.u);
-        // Four at a time (vector instructions): the shortest lag is LL = 37 > 4, so a chunk
-        // never reads an element it writes; each element is the same sum as one at a time.
-        let mut j = KK;
-        while j + 4 <= n {
-            let (lo, hi) = aa.split_at_mut(j);
-            let a: &[f64; 4] = lo[j - KK..j - KK + 4].try_into().unwrap();
-            let b: &[f64; 4] = lo[j - LL..j - LL + 4].try_into().unwrap();
-            let out: &mut [f64; 4] = (&mut hi[..4]).try_into().unwrap();
-            for k in 0..4 {
-                out[k] = mod_sum(a[k], b[k]);
-            }
-            j += 4;
-        }
-        for j in j..n {
-            aa[j] = mod_sum(aa[j - KK], aa[j - LL]);
-        }
-        let mut j = n;
-        for i in 0..LL {
-            self.u[i] = mod_sum(aa[j - KK], aa[j - LL]);
-            j += 1;
-        }
-        for i in LL..KK {
-            self.u[i] = mod_sum(aa[j - KK], self.u[i - LL]);
-            j += 1;
-        }
     }
 
     /// BookSim's RandomFloat(): uniform in [0, 1).
     #[inline]
     pub fn next(&mut self) -> f64 {
-        if self.pos >= self.vals.len() {
-            self.vals.clear();
-            self.pos = 0;
-            self.batch();
-        }
-        let v = self.vals[self.pos];
-        self.pos += 1;
-        v
-    }
-
-    /// One more batch: its first KK values join the values ready.
-    #[cold]
-    fn batch(&mut self) {
-        let mut buf = std::mem::take(&mut self.buf);
-        self.array(&mut buf);
-        self.vals.extend_from_slice(&buf[..KK]);
-        self.buf = buf;
+        let state = &mut self.u;
+        self.ready.next(|aa| float_array(state, aa))
     }
 
     /// Computes batches ahead until at least `n` values are ready (the sequence is the same;
     /// only who computes it when changes).
     pub fn prefill(&mut self, n: usize) {
-        if self.vals.len() - self.pos < n && self.pos > 0 {
-            self.vals.drain(..self.pos);
-            self.pos = 0;
-        }
-        while self.vals.len() - self.pos < n {
-            self.batch();
-        }
+        let state = &mut self.u;
+        self.ready.prefill(n, |aa| float_array(state, aa));
     }
 
     /// Values computed and not yet handed out.
     pub fn ready(&self) -> usize {
-        self.vals.len() - self.pos
+        self.ready.ready()
+    }
+}
+
+/// One batch of `ran_array` into `aa` from state `x` (the state moves on).
+fn int_array(x: &mut [i64; KK], aa: &mut [i64]) {
+    let n = aa.len();
+    aa[..KK].copy_from_slice(x);
+    for j in KK..n {
+        aa[j] = mod_diff(aa[j - KK], aa[j - LL]);
+    }
+    let mut j = n;
+    for i in 0..LL {
+        x[i] = mod_diff(aa[j - KK], aa[j - LL]);
+        j += 1;
+    }
+    for i in LL..KK {
+        x[i] = mod_diff(aa[j - KK], x[i - LL]);
+        j += 1;
+    }
+}
+
+/// One batch of `ranf_array` into `aa` from state `u` (the state moves on).
+fn float_array(u: &mut [f64; KK], aa: &mut [f64]) {
+    let n = aa.len();
+    aa[..KK].copy_from_slice(u.as_slice());
+    // Four at a time (vector instructions): the shortest lag is LL = 37 > 4, so a chunk
+    // never reads an element it writes; each element is the same sum as one at a time.
+    let mut j = KK;
+    while j + 4 <= n {
+        let (lo, hi) = aa.split_at_mut(j);
+        let a: &[f64; 4] = lo[j - KK..j - KK + 4].try_into().unwrap();
+        let b: &[f64; 4] = lo[j - LL..j - LL + 4].try_into().unwrap();
+        let out: &mut [f64; 4] = (&mut hi[..4]).try_into().unwrap();
+        for k in 0..4 {
+            out[k] = mod_sum(a[k], b[k]);
+        }
+        j += 4;
+    }
+    for j in j..n {
+        aa[j] = mod_sum(aa[j - KK], aa[j - LL]);
+    }
+    let mut j = n;
+    for i in 0..LL {
+        u[i] = mod_sum(aa[j - KK], aa[j - LL]);
+        j += 1;
+    }
+    for i in LL..KK {
+        u[i] = mod_sum(aa[j - KK], u[i - LL]);
+        j += 1;
     }
 }
 
@@ -315,7 +324,7 @@ mod tests {
         let mut g = KnuthInt::new(310952);
         let mut a = vec![0i64; 1009];
         for _ in 0..2010 {
-            g.array(&mut a);
+            int_array(&mut g.x, &mut a);
         }
         assert_eq!(a[0], 995_235_265);
     }
@@ -327,7 +336,7 @@ mod tests {
         let mut g = KnuthFloat::new(310952);
         let mut a = vec![0f64; 1009];
         for _ in 0..2009 {
-            g.array(&mut a);
+            float_array(&mut g.u, &mut a);
         }
         assert!((g.u[0] - 0.364_105_143_775_696_8).abs() < 1e-15, "{}", g.u[0]);
     }
