@@ -12,9 +12,11 @@ fills per window-sized block (the regression estimator of survey sampling). Inst
 never a regressor: a few records carry long compute stretches (mgrid), which windows rarely
 hold, and extrapolating a stall slope on instructions to them put the estimate 1.7% low;
 estimating whole cycles by the plain ratio of window instructions to window cycles was 7% low
-there. The variance is the residual variance over the windows with the finite-population
-correction of sampling a share of the blocks; the interval uses Student's t at the residual
-degrees of freedom and is mapped to IPC = instructions / cycles.
+there. The variance is that of a stratified sample of one window per unit, from successive
+differences of the residuals in unit order, with the finite-population correction of sampling a
+share of the blocks; the interval uses Student's t at the residual degrees of freedom and is
+mapped to IPC = instructions / cycles. A run whose interval is wider than `sample_target` times a
+second, denser set of windows (SMARTS's tuned sample).
 
 Windows are timed on this machine's cores (`threads`), or, with `scheduler`, by Dask tasks that
 each time a contiguous share of the windows (each task re-reads the trace up to its share: the
