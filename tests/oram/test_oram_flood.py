@@ -15,8 +15,12 @@ def test_idle_and_slowloris_flood_neither_fails_nor_slows_a_real_client(server, 
     """1000 idle and 200 slowloris sockets from 8 loopback addresses, each reopened as soon as
     the server drops it, for 8 s (`python -m veil.oram.flood check` runs the 60 s version) while
     a client reads over TLS and reconnects every 2 s. Before, 600 such sockets held every slot
-    and the client was never served."""
-    s = server(make_store(n_blocks=1024, block_size=4096))
+    and the client was never served. The store is small (64 blocks of 256 bytes): what is tested
+    is admission, and a store whose reads wait for its shuffle now and then (1,024 blocks of
+    4 KB) puts p99 on the edge of that slow mode, 1.3 ms in one run and 3.5 ms in the next
+    without a flood, which once failed this test on a fresh clone; here p99 is 0.6-0.7 ms with
+    and without the flood (four runs, 0.94-1.09x)."""
+    s = server(make_store())
     r = starvation_check(lambda: s.client(timeout=30), s.server.port, seconds=8.0, sources=SOURCES)
     assert r["failures"] == []
     # the server closed sockets at their 2 s deadline (128 places) and the flood reopened them
