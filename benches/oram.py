@@ -188,7 +188,7 @@ def long_epoch(ctx, base: dict, pro: dict, speed: float) -> None:
                baseline_name=f"T = sqrt(N) = {pro['epoch_len']}")
     ctx.report("oram/long_epoch_gcm_bytes_per_access", gcm_bytes_per_access(n, b, t), unit="B",
                baseline=gcm_bytes_per_access(n, b, pro["epoch_len"]), baseline_name="T = sqrt(N)")
-    ctx.report("oram/long_epoch_p99_over_p50", r["p99_over_p50"], unit="", target="<= 1.2")
+    ctx.report("oram/long_epoch_p99_over_p50", r["p99_over_p50"], unit="", target="<= 1.1")
     ctx.report("oram/long_epoch_private_cache_blocks", r["private_cache_blocks"], unit="blocks",
                target=f"T = {t}")
     cores = min(os.cpu_count() or 1, r["threads"])
@@ -232,7 +232,7 @@ def bench(ctx):
                baseline=plain["server_ms"], baseline_name="plain reads", target="<= 16")
     ctx.report("oram/throughput_mbps", pro["throughput_mbps"], unit="Mbps",
                baseline=path["throughput_mbps"], baseline_name="Path ORAM", target=">= 250")
-    ctx.report("oram/p99_over_p50", pro["p99_over_p50"], unit="", target="<= 1.2")
+    ctx.report("oram/p99_over_p50", pro["p99_over_p50"], unit="", target="<= 1.1")
     ctx.report("oram/bytes_per_access", pro["bytes_per_access"], unit="B")
     ctx.report("oram/pathoram_throughput_mbps", path["throughput_mbps"], unit="Mbps")
     ctx.report("oram/pathoram_bytes_per_access", path["bytes_per_access"], unit="B")
@@ -244,7 +244,8 @@ def bench(ctx):
     ctx.report("oram/cpu_ms_per_access", pro["cpu_ms_per_access"], unit="cpu-ms",
                baseline=path["cpu_ms_per_access"], baseline_name="Path ORAM")
     ctx.log(f"PRO-ORAM p50 {pro['server_p50_ms']:.2f} ms, p99 {pro['server_p99_ms']:.2f} ms, "
-            f"{pro['threads']} shuffle threads, {pro['epochs']} epochs timed; "
+            f"{pro['threads']} shuffle threads, {pro['epochs']} epochs timed after {pro['caught_up']} untimed "
+            f"requests that caught the clock up with the wait for the shuffle; "
             f"total at 7 Mbps {pro['total_ms']:.0f} ms per access")
     ctx.log(f"PRO-ORAM request clock: period {pro['period_min_ms']:.2f}-{pro['period_max_ms']:.2f} ms, "
             f"{pro['late_handovers']} hand-overs had to wait for the shuffle (a moved period or a late "

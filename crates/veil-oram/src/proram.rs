@@ -561,6 +561,15 @@ impl ProOram {
         (g.epoch.region, g.epoch.pos[id as usize] as u64)
     }
 
+    /// Whether the next request is already due: the request clock ran on while nobody asked
+    /// (a pause, or a measurement waiting for the shuffle), so the next requests are answered
+    /// at once until it has caught up.
+    pub fn clock_behind(&self) -> bool {
+        let g = self.inner.lock().unwrap();
+        let due = g.epoch_t0 + std::time::Duration::from_nanos((g.used + 1) * g.period);
+        self.cfg.pace && g.used < self.geom.epoch_len && due <= std::time::Instant::now()
+    }
+
     /// Waits until the shuffle in flight has finished, so that a trace or a byte count taken
     /// afterwards holds whole shuffles, however far the scheduler let it run.
     pub fn wait_shuffle(&self) {

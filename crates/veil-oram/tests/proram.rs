@@ -333,3 +333,46 @@ fn shuffle_thread_policy_follows_the_config() {
     let normal = thread_policies("oram-shuffle-");
     assert!(!normal.is_empty() && normal.iter().all(|&p| p == 0), "policies {normal:?}, SCHED_OTHER is 0");
 }
+
+/// After a pause the clock is behind: the requests already due go at once until it has caught
+/// up, and from then on each is held for its period again. `clock_behind` says which.
+#[test]
+fn a_paused_clock_catches_up_then_holds_replies_again() {
+    let (o, _) = memory_store(100, 65536, 3);
+    // the clock's first estimates follow the shuffles: let it settle over a few epochs
+    for id in 0..60u64 {
+        o.read(id).unwrap();
+    }
+    let period = std::time::Duration::from_secs_f64(o.stats().period_ms / 1e3);
+    std::thread::sleep(period * 8);
+    assert!(o.clock_behind(), "8 periods after the last request");
+    let mut caught_up = 0;
+    while o.clock_behind() {
+        o.read(1).unwrap();
+        caught_up += 1;
+        assert!(caught_up < 200, "the clock never caught up");
+    }
+    assert!(caught_up >= 4, "{caught_up} requests caught up after a pause of 8 periods");
+    // each request is now held for its period (a hand-over may move it by 8%)
+    let period = std::time::Duration::from_secs_f64(o.stats().period_ms / 1e3);
+    let t = std::time::Instant::now();
+    for id in 0..4 {
+        o.read(id).unwrap();
+    }
+    assert!(t.elapsed() >= period * 3 * 9 / 10, "4 requests after catching up took {:?}, period {period:?}", t.elapsed());
+}
+
+/// The runner times only requests the clock holds: after the wait for the shuffle it lets the
+/// clock catch up untimed, so the timed window spans every period but one (its first request is
+/// due a period after it starts at the latest, each later one a period after the one before),
+/// less however late the first one found itself (a preemption between the catch-up and the
+/// window): four periods allowed. Without the catch-up, the requests due during the wait went
+/// at once and the window was 10-14 periods short of 64.
+#[test]
+fn the_runner_times_paced_requests_only() {
+    let cfg = r#"{"engine": "proram", "n_blocks": 256, "block_size": 65536, "accesses": 32, "warmup": 320, "seed": 2}"#;
+    let r: veil_oram::measure::RunResult = serde_json::from_str(&veil_oram::measure::run_json(cfg).unwrap()).unwrap();
+    assert_eq!(r.errors, 0);
+    let floor = r.period_min_ms * (r.accesses - 5) as f64 / r.accesses as f64;
+    assert!(r.server_ms >= floor, "{} ms per request against a period of at least {} ms", r.server_ms, r.period_min_ms);
+}

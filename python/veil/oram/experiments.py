@@ -71,6 +71,8 @@ class AccessConfig(ExperimentConfig):
     "period_min_ms": ("ms", "PRO-ORAM request clock: shortest period over the timed requests"),
     "period_max_ms": ("ms", "PRO-ORAM request clock: longest period over the timed requests"),
     "late_handovers": ("epochs", "epoch hand-overs that had to wait for the shuffle"),
+    "caught_up": ("requests", "PRO-ORAM: requests answered at once before the timed window, while the request "
+                              "clock caught up with the wait for the shuffle (in the byte counts, not timed)"),
     "epoch_len": ("requests", "requests per PRO-ORAM epoch"),
     "epochs": ("epochs", "epochs shuffled during the run"),
     "threads": ("threads", "shuffle threads used"),

@@ -9,24 +9,30 @@
 //! (`PREEMPT_SHORT`), while its share of the CPU stays what its weight says. Both are put back
 //! when the reply goes, so the caller's thread (a Python thread that goes on to run other
 //! work, a benchmark's baseline included) keeps its own scheduling. The rest of the wait is a
-//! spin, short so that small blocks (whose whole period is a few hundred us) do not spend the
-//! period spinning on one of the shuffle's cores.
+//! spin, kept well inside that short slice: a thread that spins past its slice is put behind
+//! the shuffle's threads until they have run theirs.
 
 use std::time::{Duration, Instant};
 
-/// The most a held reply spins before its due time: enough for a wake-up under load on the
-/// shuffle's cores when the period is long (256 KB blocks: ~5 ms), at most an eighth of a
-/// short period (4 KB blocks: ~0.3 ms), where spinning would take the core from the shuffle.
-const SPIN_MAX: Duration = Duration::from_micros(200);
+/// The most a held reply spins before its due time, in ns: a margin for the wake-up itself
+/// (tens of us with the short slice). It must stay well inside `REQUEST_SLICE_NS`. At 200 us
+/// (twice the slice) the spin outlived the slice, the scheduler put the thread behind the two
+/// shuffle threads, and 3% of 256 KB replies went out 0.3-3.9 ms late: p99/p50 1.17-1.63 on a
+/// quiet 2-core VM. At 30 us it was 1.01 in four runs, and 1.01-1.02 with no spin at all.
+const SPIN_MAX_NS: u64 = 30_000;
 
 /// The time slice asked for while a reply is held, in ns (EEVDF's minimum is 0.1 ms; the
 /// default is 0.75-3 ms, which is how late a woken reply could otherwise be).
 const REQUEST_SLICE_NS: u64 = 100_000;
 
+const _: () = assert!(2 * SPIN_MAX_NS <= REQUEST_SLICE_NS, "a held reply must not spin past its slice");
+
 /// Sleeps until `due`, spinning the last part; `period_ns` is the request clock's period.
 pub(super) fn sleep_until(due: Instant, period_ns: u64) {
     let _tuned = Tuned::enter();
-    let spin = SPIN_MAX.min(Duration::from_nanos(period_ns / 8));
+    // at most an eighth of a short period (small blocks), where the spin would take the core
+    // from the shuffle
+    let spin = Duration::from_nanos(SPIN_MAX_NS.min(period_ns / 8));
     let now = Instant::now();
     if due > now + spin {
         std::thread::sleep(due - now - spin);
