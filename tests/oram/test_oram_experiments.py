@@ -32,10 +32,14 @@ def test_proram_moves_one_slot_plus_its_share_of_three_shuffle_passes():
     # the cache's measured peak: distinct blocks among an epoch's 20 uniform requests out of 400
     # (a repeat within an epoch is likely, P ~ 0.38; three in every epoch is not)
     assert t - 2 <= r["private_cache_blocks"] <= t
-    # block buffers: the cache's peak, the slot being opened, one shuffle group (a row or column of the grid)
+    # block buffers: the cache's peak, the slot being opened, one shuffle batch: whole groups (a
+    # row or column of the grid each), as many as fit 2 MiB (BATCH_BYTES in shuffle.rs), at
+    # least one and at most a stage's; here all 21 groups of 21 blocks of 512 bytes
     group = max(cols, slots // cols)
-    assert r["private_block_bytes"] >= (r["private_cache_blocks"] + 1 + group) * b
-    assert r["private_block_bytes"] <= (t + 1 + group) * b + 8 * group
+    batch = group * max(1, min(group, (2 << 20) // (group * b)))
+    assert batch == 21 * 21
+    assert r["private_block_bytes"] >= (r["private_cache_blocks"] + 1 + batch) * b
+    assert r["private_block_bytes"] <= (t + 1 + batch) * b + 8 * batch
     assert r["position_map_bytes"] == 4 * slots
     # one window per epoch of the 80 timed requests: they tile the timed loop (read off the same
     # clock marks), so they add up to it however the scheduler split the time between requests

@@ -97,7 +97,7 @@ fn one_read_per_request_each_slot_once_per_epoch_fresh_keys() {
 
 /// The private cache's peak is measured: an epoch that asks for one block only caches one,
 /// one that asks for three distinct blocks caches three, and only an epoch of T distinct
-/// requests fills it. The trusted side's block buffers stay within T + one shuffle group.
+/// requests fills it. The trusted side's block buffers stay within T + one shuffle batch.
 #[test]
 fn private_cache_peak_counts_distinct_blocks() {
     let (n, bs) = (64u64, 32usize);
@@ -116,9 +116,11 @@ fn private_cache_peak_counts_distinct_blocks() {
         assert_eq!(s.peak_cached_blocks, peak, "after an epoch of {want} distinct blocks");
     }
     let s = o.stats();
-    let group = g.rows.max(g.cols);
-    let lo = (t + 1 + group) * bs as u64;
-    assert!(s.private_block_bytes >= lo && s.private_block_bytes <= lo + group * 8, "{s:?}");
+    // the shuffle's batch: whole groups, as many as fit veil_oram::shuffle::BATCH_BYTES
+    let batch = g.rows.max(g.cols) * veil_oram::shuffle::groups_per_batch(g.rows as usize, g.cols as usize, bs) as u64;
+    assert!(batch * bs as u64 <= veil_oram::shuffle::BATCH_BYTES as u64);
+    let lo = (t + 1 + batch) * bs as u64;
+    assert!(s.private_block_bytes >= lo && s.private_block_bytes <= lo + batch * 8, "{s:?}");
     assert_eq!(s.position_map_bytes, g.slots() * 4);
 }
 

@@ -251,10 +251,12 @@ def reproduce(ctx):
     ctx.metric("oram/p99_over_p50", head["p99_over_p50"])
 
     # Private memory: measured peaks against the bound the design gives (T cached blocks, the slot
-    # being opened, one shuffle group of max(rows, cols) blocks).
+    # being opened, one shuffle batch: whole groups of max(rows, cols) blocks, as many as fit
+    # 2 MiB, BATCH_BYTES in shuffle.rs; one group at 256 KB blocks).
     t = epoch_len(HEAD[0])
     cols = math.ceil(math.sqrt(HEAD[0] + t))
     group = max(cols, math.ceil((HEAD[0] + t) / cols))
+    group *= max(1, min(group, (2 << 20) // (group * HEAD[1])))
     bound_mb = (t + 1 + group) * HEAD[1] / MB
     peak_mb = max(r["private_block_bytes"] for r in heads) / MB
     ctx.table(f"Private (trusted-side) memory of PRO-ORAM, {hn}", [
@@ -266,7 +268,7 @@ def reproduce(ctx):
         Row("block buffers peak", peak_mb, unit="MB", ref=bound_mb,
             source=f"analytic: (T + 1 + {group}) blocks", tol=0.02,
             tol_source="a peak below T leaves the bound a few blocks short", origin="measurement",
-            note=f"cache ({t} blocks at most), the slot being opened, one shuffle group ({group} blocks); "
+            note=f"cache ({t} blocks at most), the slot being opened, one shuffle batch ({group} blocks); "
                  "the paper's shuffle buffers are sqrt(N) blocks (§6 setup)",
             metric="oram/private_block_mb"),
         Row("position map", head["position_map_bytes"] / KB, unit="KB", origin="measurement",
