@@ -665,7 +665,7 @@ pub struct ProOramStats {
 /// With `shuffle_idle` the shuffle threads run under SCHED_IDLE, so that a request waking on
 /// the schedule takes a core at once (the kernel preempts an idle-policy thread on every wake-up
 /// of a normal one) instead of after a time slice: p99 at 1.003-1.007 of the period on a quiet
-/// 2-core machine, against 1.10-1.16 at nice 10. The price, measured (docs/oram.md): any busy
+/// 2-core machine, against 1.10-1.16 at nice 10. The price, measured (docs/oram-measurements.md): any busy
 /// normal-priority process takes the shuffle's cores and the clock slows every request with it
 /// (421 -> 8.5-204 Mbps beside other engineers' builds). So it is opt-in; by default the
 /// shuffle keeps its fair share. Linux keeps the policy per thread; elsewhere this does nothing.
