@@ -6,11 +6,12 @@
 //! order). Every slot of every wheel therefore holds the events a serial run would put
 //! there, in the same order, and results are identical for any thread count. Sources,
 //! ejection and the lookahead routes (everything that draws a random number) stay serial.
-//! Serial stepping's output channels (`Engine::write_outputs`) live here too, beside the
-//! shares' version of the same.
+//! Serial stepping's output channels (`Engine::write_outputs`) live here too: both it and the
+//! shares run one loop, `drain_outputs`, each through its own `Sink`.
 
 use super::*;
 use crate::router::{Params, Router, Scratch};
+use crate::topology::Link;
 
 /// One share's wheel and its outputs for a cycle.
 pub(super) struct Share {
@@ -189,7 +190,7 @@ impl Engine {
 }
 
 impl Engine {
-    /// Serial stepping's output channels of router `r` (the shares' are `write_share_outputs`).
+    /// Serial stepping's output channels of router `r` (the shares' go through `ShareSink`).
     pub(super) fn write_outputs(&mut self, r: usize) {
         let t = self.now;
         let credit_delay = self.cfg.router.credit_delay as u64;
@@ -197,60 +198,147 @@ impl Engine {
         // Borrow the router, its links and the wheel once: this runs for every busy router
         // every cycle, and re-indexing through `self` cost a bounds check per field.
         let Self { routers, topo, wheel, wmask, chan_flits, obs, packets, last_progress, credit_events, .. } = self;
-        let wmask = *wmask;
         let bases = &routers.base[..];
-        let base = bases[r];
-        let rt = &mut routers.list[r];
-        let (outs, inps) = (&topo.out[r][..], &topo.inp[r][..]);
-        let mut schedule = |at: u64, ev: Ev| {
-            debug_assert!(at > t && at - t <= wmask);
-            wheel[(at & wmask) as usize].push(ev);
+        let mut sink = WheelSink {
+            t,
+            wmask: *wmask,
+            wheel,
+            counting,
+            chan: &mut chan_flits[bases[r]..],
+            gp: bases[r] as u32,
+            obs: obs.as_mut(),
+            packets,
+            last_progress,
+            credit_events,
         };
-        for p in 0..rt.radix {
-            if rt.pending_out == 0 {
-                break;
+        let (outs, inps) = (&topo.out[r][..], &topo.inp[r][..]);
+        drain_outputs(t, credit_delay, &mut routers.list[r], outs, inps, bases, &mut sink);
+    }
+}
+
+/// Where a router's output channels put what they send: the engine's wheel when routers step
+/// serially, a share's buffers on the pool. One loop (`drain_outputs`) serves both, so that the
+/// two cannot drift apart; each sink is a separate instance of it, as fast as a loop of its own.
+trait Sink {
+    /// An event due at `at`, handled by router `to` (None: by the engine: an ejection or an
+    /// injection credit).
+    fn put(&mut self, to: Option<usize>, at: u64, ev: Ev);
+    /// Flit `f` left on output port `p`.
+    fn sent(&mut self, p: usize, f: Flit);
+    /// A credit left.
+    fn credit(&mut self);
+}
+
+/// The serial sink: the engine's wheel, its channel counts, observer and progress.
+struct WheelSink<'a> {
+    t: u64,
+    wmask: u64,
+    wheel: &'a mut [Vec<Ev>],
+    counting: bool,
+    /// the channel counts from the router's first port on
+    chan: &'a mut [u64],
+    /// the router's first global port
+    gp: u32,
+    obs: Option<&'a mut Box<dyn Observer>>,
+    packets: &'a PacketSlab,
+    last_progress: &'a mut u64,
+    credit_events: &'a mut u64,
+}
+
+impl Sink for WheelSink<'_> {
+    #[inline(always)]
+    fn put(&mut self, _to: Option<usize>, at: u64, ev: Ev) {
+        debug_assert!(at > self.t && at - self.t <= self.wmask);
+        self.wheel[(at & self.wmask) as usize].push(ev);
+    }
+    #[inline(always)]
+    fn sent(&mut self, p: usize, f: Flit) {
+        if self.counting {
+            self.chan[p] += 1;
+        }
+        if f.head() {
+            if let Some(o) = self.obs.as_mut() {
+                o.channel(self.t, self.gp + p as u32, self.packets.get(f.pkt()).len);
             }
-            let gp = base + p;
-            if t >= rt.out_busy_until[p] {
-                if let Some((f, vc)) = rt.out_q[p].pop_front() {
-                    rt.pending_out -= 1;
-                    let link = outs[p];
-                    rt.out_busy_until[p] = t + link.flit_cycles as u64;
-                    let at = t + link.latency as u64 + 1;
-                    match link.to {
-                        End::Router { r: nr, port } => {
-                            let ngp = bases[nr as usize] + port as usize;
-                            schedule(at, Ev { kind: EV_FLIT, vc, idx: ngp as u32, flit: f });
-                        }
-                        End::Node(n) => schedule(at, Ev { kind: EV_EJECT, vc, idx: n, flit: f }),
-                        End::None => unreachable!("routing chose an unconnected port"),
-                    }
-                    if counting {
-                        chan_flits[gp] += 1;
-                    }
-                    if f.head() {
-                        if let Some(o) = obs.as_mut() {
-                            o.channel(t, gp as u32, packets.get(f.pkt()).len);
-                        }
-                    }
-                    *last_progress = t;
-                }
-            }
-            if let Some(vc) = rt.cred_q[p].pop_front() {
+        }
+        *self.last_progress = self.t;
+    }
+    #[inline(always)]
+    fn credit(&mut self) {
+        *self.credit_events += 1;
+    }
+}
+
+/// A share's sink: its own buffers per destination, channel counts and progress (no observer:
+/// a run with one steps serially, so that it sees channels in cycle and router order).
+struct ShareSink<'a, 'e> {
+    env: &'a Env<'e>,
+    out: &'a mut [Vec<Ev>],
+    touched: &'a mut Vec<u32>,
+    /// the router's channel counts
+    chan: &'a mut [u64],
+    credit_delta: &'a mut i64,
+    progress: &'a mut bool,
+}
+
+impl Sink for ShareSink<'_, '_> {
+    #[inline(always)]
+    fn put(&mut self, to: Option<usize>, at: u64, ev: Ev) {
+        let d = to.map_or(self.env.shares, |r| r / self.env.share_len);
+        put(self.env, self.out, self.touched, d, at, ev);
+    }
+    #[inline(always)]
+    fn sent(&mut self, p: usize, _f: Flit) {
+        if self.env.counting {
+            self.chan[p] += 1;
+        }
+        *self.progress = true;
+    }
+    #[inline(always)]
+    fn credit(&mut self) {
+        *self.credit_delta += 1;
+    }
+}
+
+/// Router `rt`'s output channels at cycle `t`: each free output port sends the flit at its
+/// queue's head, and each port returns one credit upstream, into `sink`.
+#[inline(always)]
+fn drain_outputs<S: Sink>(t: u64, credit_delay: u64, rt: &mut Router, outs: &[Link], inps: &[(End, u32)], bases: &[usize], sink: &mut S) {
+    for p in 0..rt.radix {
+        if rt.pending_out == 0 {
+            break;
+        }
+        if t >= rt.out_busy_until[p] {
+            if let Some((f, vc)) = rt.out_q[p].pop_front() {
                 rt.pending_out -= 1;
-                let (src, lat) = inps[p];
-                let at = t + lat as u64 + 1;
-                let f = Flit::default();
-                match src {
-                    End::Router { r: sr, port } => {
-                        let sgp = bases[sr as usize] + port as usize;
-                        schedule(at + credit_delay, Ev { kind: EV_CREDIT, vc, idx: sgp as u32, flit: f });
+                let link = outs[p];
+                rt.out_busy_until[p] = t + link.flit_cycles as u64;
+                let at = t + link.latency as u64 + 1;
+                match link.to {
+                    End::Router { r: nr, port } => {
+                        let ngp = bases[nr as usize] + port as usize;
+                        sink.put(Some(nr as usize), at, Ev { kind: EV_FLIT, vc, idx: ngp as u32, flit: f });
                     }
-                    End::Node(n) => schedule(at, Ev { kind: EV_INJ_CREDIT, vc, idx: n, flit: f }),
-                    End::None => unreachable!(),
+                    End::Node(n) => sink.put(None, at, Ev { kind: EV_EJECT, vc, idx: n, flit: f }),
+                    End::None => unreachable!("routing chose an unconnected port"),
                 }
-                *credit_events += 1;
+                sink.sent(p, f);
             }
+        }
+        if let Some(vc) = rt.cred_q[p].pop_front() {
+            rt.pending_out -= 1;
+            let (src, lat) = inps[p];
+            let at = t + lat as u64 + 1;
+            let f = Flit::default();
+            match src {
+                End::Router { r: sr, port } => {
+                    let sgp = bases[sr as usize] + port as usize;
+                    sink.put(Some(sr as usize), at + credit_delay, Ev { kind: EV_CREDIT, vc, idx: sgp as u32, flit: f });
+                }
+                End::Node(n) => sink.put(None, at, Ev { kind: EV_INJ_CREDIT, vc, idx: n, flit: f }),
+                End::None => unreachable!(),
+            }
+            sink.credit();
         }
     }
 }
@@ -332,54 +420,9 @@ fn put(env: &Env, out: &mut [Vec<Ev>], touched: &mut Vec<u32>, d: usize, at: u64
     out[k].push(ev);
 }
 
-/// As `Engine::write_outputs`, into the share's own buffers (no observer: a run with one
-/// steps serially, so that it sees channels in cycle and router order).
+/// As `Engine::write_outputs`, into the share's own buffers.
 fn write_share_outputs(env: &Env, r: usize, rt: &mut Router, sh: &mut Share, chan: &mut [u64]) {
-    let t = env.t;
-    let (outs, inps) = (&env.topo.out[r][..], &env.topo.inp[r][..]);
     let Share { out, touched, credit_delta, progress, .. } = sh;
-    let engine = env.shares;
-    for p in 0..rt.radix {
-        if rt.pending_out == 0 {
-            break;
-        }
-        if t >= rt.out_busy_until[p] {
-            if let Some((f, vc)) = rt.out_q[p].pop_front() {
-                rt.pending_out -= 1;
-                let link = outs[p];
-                rt.out_busy_until[p] = t + link.flit_cycles as u64;
-                let at = t + link.latency as u64 + 1;
-                match link.to {
-                    End::Router { r: nr, port } => {
-                        let ngp = env.base[nr as usize] + port as usize;
-                        let d = nr as usize / env.share_len;
-                        put(env, out, touched, d, at, Ev { kind: EV_FLIT, vc, idx: ngp as u32, flit: f });
-                    }
-                    End::Node(n) => put(env, out, touched, engine, at, Ev { kind: EV_EJECT, vc, idx: n, flit: f }),
-                    End::None => unreachable!("routing chose an unconnected port"),
-                }
-                if env.counting {
-                    chan[p] += 1;
-                }
-                *progress = true;
-            }
-        }
-        if let Some(vc) = rt.cred_q[p].pop_front() {
-            rt.pending_out -= 1;
-            let (src, lat) = inps[p];
-            let at = t + lat as u64 + 1;
-            let f = Flit::default();
-            match src {
-                End::Router { r: sr, port } => {
-                    let sgp = env.base[sr as usize] + port as usize;
-                    let d = sr as usize / env.share_len;
-                    let ev = Ev { kind: EV_CREDIT, vc, idx: sgp as u32, flit: f };
-                    put(env, out, touched, d, at + env.credit_delay, ev);
-                }
-                End::Node(n) => put(env, out, touched, engine, at, Ev { kind: EV_INJ_CREDIT, vc, idx: n, flit: f }),
-                End::None => unreachable!(),
-            }
-            *credit_delta += 1;
-        }
-    }
+    let mut sink = ShareSink { env, out, touched, chan, credit_delta, progress };
+    drain_outputs(env.t, env.credit_delay, rt, &env.topo.out[r], &env.topo.inp[r], env.base, &mut sink);
 }
