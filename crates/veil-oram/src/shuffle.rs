@@ -174,6 +174,29 @@ impl Buffers {
 /// its AES-GCM.
 const MIN_TASK_BYTES: usize = 64 * 1024;
 
+/// Large blocks go to the pool's threads in strided lanes of two: with L = ceil(n / 2) tasks,
+/// task l takes blocks l and l + L of the batch, half a group apart. Small blocks, or too few
+/// tasks per thread (under 8), go as before: a parallel loop over the blocks in runs of at
+/// least MIN_TASK_BYTES, which rayon splits into contiguous ranges (one thread the first half
+/// of a group, the other the second). Returns L, or None for the loop.
+/// Why lanes: measured with `examples/shuffle_time`, alternating runs. On the 2-core VM (AMD
+/// EPYC), 2 threads:
+/// - a 256 KB shuffle (N = 4,096), nine pairs: 172-249 ms with lanes, against 276-330 ms
+///   (1.2-1.6x in each pair), with a third less CPU; in the paced runner (`oram_run`), three
+///   pairs: 527-573 Mbps against 380-418;
+/// - a 64 KB one (N = 1,024), eight pairs: 10.6-18.3 ms against 15.1-20.4 (faster in 7);
+/// - 30-33 lanes for a 65-block group were best; 8 or 64 lanes were hardly better than the loop;
+/// - at 4 KB lanes (and fixed runs of 16 blocks) were slower than the loop.
+///
+/// On a 16-core Xeon server, with 2 threads, lanes were within 4% of the loop either way. With
+/// 16 threads, 33 two-block tasks leave the last round mostly idle: 134 ms against 115 ms,
+/// hence the 8-tasks-per-thread rule. Why this VM's memory system prefers lanes is not
+/// established (docs/oram-measurements.md).
+fn lanes(n: usize, block: usize, threads: usize) -> Option<usize> {
+    let lanes = n.div_ceil(2);
+    (2 * block >= MIN_TASK_BYTES && lanes >= 8 * threads).then_some(lanes)
+}
+
 /// Small blocks: whole groups of a stage are processed together, up to this many bytes of
 /// plaintext, so that each parallel loop (whose start and end cost thread wake-ups and joins)
 /// carries enough work. A batch is a fixed run of whole groups, so the storage trace stays a
@@ -213,15 +236,24 @@ fn pass(
     let (read_region, read_key, read_ctx) = read;
     let n = group.len();
     let plain = &mut b.plain[..n];
+    let lanes = lanes(n, plain.first().map_or(1, |p| p.len()), pool.current_num_threads());
     let min_len = (MIN_TASK_BYTES / plain.first().map_or(1, |p| p.len().max(1))).max(1);
-    pool.install(|| {
-        plain.par_iter_mut().zip(group.par_iter()).with_min_len(min_len).try_for_each(|(buf, &p)| {
-            storage.read_with(Actor::Shuffle, read_region, p, &mut |slot| {
-                read_key.open_slot_into(slot_nonce(p, read_ctx), slot, buf, read_region, p)
-            })?;
-            progress.add(w_read);
-            Ok::<(), OramError>(())
-        })
+    let open = |buf: &mut Vec<u8>, p: u64| -> Result<()> {
+        storage.read_with(Actor::Shuffle, read_region, p, &mut |slot| {
+            read_key.open_slot_into(slot_nonce(p, read_ctx), slot, buf, read_region, p)
+        })?;
+        progress.add(w_read);
+        Ok(())
+    };
+    pool.install(|| match lanes {
+        Some(l) => {
+            let mut work: Vec<Vec<(&mut Vec<u8>, u64)>> = (0..l).map(|_| Vec::with_capacity(2)).collect();
+            for (k, (buf, &p)) in plain.iter_mut().zip(group).enumerate() {
+                work[k % l].push((buf, p));
+            }
+            work.into_par_iter().try_for_each(|lane| lane.into_iter().try_for_each(|(buf, p)| open(buf, p)))
+        }
+        None => plain.par_iter_mut().zip(group.par_iter()).with_min_len(min_len).try_for_each(|(buf, &p)| open(buf, p)),
     })?;
     let plain = &*plain;
     for o in outs {
@@ -231,17 +263,20 @@ fn pass(
             b.source[at(o.to[p as usize] as usize)] = k;
         }
         let source = &b.source[..n];
-        pool.install(|| {
-            group.par_iter().zip(source.par_iter()).with_min_len(min_len).try_for_each(|(&slot, &k)| {
-                debug_assert_eq!(o.to[group[k] as usize] as u64, slot);
-                // the nonce names the destination slot, which the route fixes
-                storage.write_with(Actor::Shuffle, o.region, slot, &mut |dst| {
-                    o.key.seal_slot_into(slot_nonce(slot, o.ctx), &plain[k], dst);
-                    Ok(())
-                })?;
-                progress.add(w_write);
-                Ok::<(), OramError>(())
-            })
+        let seal = |j: usize| -> Result<()> {
+            let (slot, k) = (group[j], source[j]);
+            debug_assert_eq!(o.to[group[k] as usize] as u64, slot);
+            // the nonce names the destination slot, which the route fixes
+            storage.write_with(Actor::Shuffle, o.region, slot, &mut |dst| {
+                o.key.seal_slot_into(slot_nonce(slot, o.ctx), &plain[k], dst);
+                Ok(())
+            })?;
+            progress.add(w_write);
+            Ok(())
+        };
+        pool.install(|| match lanes {
+            Some(l) => (0..l).into_par_iter().try_for_each(|lane| (lane..n).step_by(l).try_for_each(seal)),
+            None => (0..n).into_par_iter().with_min_len(min_len).try_for_each(seal),
         })?;
     }
     Ok(())
