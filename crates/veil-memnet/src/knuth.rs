@@ -243,15 +243,7 @@ fn int_array(x: &mut [i64; KK], aa: &mut [i64]) {
     for j in KK..n {
         aa[j] = mod_diff(aa[j - KK], aa[j - LL]);
     }
-    let mut j = n;
-    for i in 0..LL {
-        x[i] = mod_diff(aa[j - KK], aa[j - LL]);
-        j += 1;
-    }
-    for i in LL..KK {
-        x[i] = mod_diff(aa[j - KK], x[i - LL]);
-        j += 1;
-    }
+    next_state(x, aa, mod_diff);
 }
 
 /// One batch of `ranf_array` into `aa` from state `u` (the state moves on).
@@ -274,14 +266,19 @@ fn float_array(u: &mut [f64; KK], aa: &mut [f64]) {
     for j in j..n {
         aa[j] = mod_sum(aa[j - KK], aa[j - LL]);
     }
-    let mut j = n;
+    next_state(u, aa, mod_sum);
+}
+
+/// The generator's next state after a batch `aa` (both generators: Knuth's recurrence with
+/// `op`, continued KK steps past the batch's end).
+#[inline(always)]
+fn next_state<T: Copy>(x: &mut [T; KK], aa: &[T], op: impl Fn(T, T) -> T) {
+    let n = aa.len();
     for i in 0..LL {
-        u[i] = mod_sum(aa[j - KK], aa[j - LL]);
-        j += 1;
+        x[i] = op(aa[n + i - KK], aa[n + i - LL]);
     }
     for i in LL..KK {
-        u[i] = mod_sum(aa[j - KK], u[i - LL]);
-        j += 1;
+        x[i] = op(aa[n + i - KK], x[i - LL]);
     }
 }
 
