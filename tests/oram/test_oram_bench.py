@@ -17,7 +17,8 @@ def test_contention_bench_prints_both_runs_and_the_aes_gcm_limit(veil_cli, tmp_p
                 "oram/aes_gcm_bound_cores_together_mbps", "oram/aes_gcm_streaming_mbps",
                 "oram/gcm_single_core_streaming_gbytes_s", "oram/throughput_mbps_of_streaming",
                 "oram/long_epoch_throughput_mbps", "oram/long_epoch_gcm_bytes_per_access",
-                "oram/throughput_mbps_4k"):
+                "oram/throughput_mbps_4k", "oram/shuffle_copies_ms", "oram/memory_floor_mbps",
+                "oram/throughput_mbps_of_memory_floor"):
         assert key in r.out, key
     assert "Traceback" not in r.err
     text = out.read_text()
@@ -28,6 +29,13 @@ def test_contention_bench_prints_both_runs_and_the_aes_gcm_limit(veil_cli, tmp_p
     assert "AES-GCM bound in cache" in line and "ratio" in line and ">= 0.7x" in line
     line = next(x for x in r.out.splitlines() if "oram/throughput_mbps_of_streaming" in x)
     assert "AES-GCM from memory" in line and "ratio" in line
+    # the shuffle's copies alone, timed in the same run: against the same shuffle with AES-GCM,
+    # and as a ceiling beside the in-cache bound
+    line = next(x for x in r.out.splitlines() if "oram/shuffle_copies_ms" in x)
+    assert "the same shuffle with AES-GCM" in line and "ratio" in line, line
+    line = next(x for x in r.out.splitlines() if "oram/memory_floor_mbps" in x)
+    assert "AES-GCM bound in cache" in line and "ratio" in line, line
+    assert any("a shuffle that cost no more than its copies" in x for x in r.out.splitlines())
     line = next(x for x in r.out.splitlines() if "oram/long_epoch_gcm_bytes_per_access" in x)
     # 4x the epoch: a quarter of the AES-GCM per request at large N; at N = 64 the extra
     # dummies (M = 100 slots against 72) leave (5 x 100 / 32 + 2) / (5 x 72 / 8 + 2) = 0.375

@@ -16,6 +16,23 @@ pub const KEY_LEN: usize = 16;
 /// Nanoseconds spent in AES-GCM, process-wide: feeds the server-time breakdown.
 pub static CRYPTO_NS: AtomicU64 = AtomicU64::new(0);
 
+/// What the shuffle asks of a stage's key: open a slot into a private block, seal a block into
+/// a slot. `BlockKey` is the only cipher; `floor::Copies` moves the same bytes without one, to
+/// measure what the shuffle's memory traffic alone costs.
+pub trait SlotCipher: Send + Sync {
+    fn open_slot_into(&self, nonce: [u8; 12], slot: &[u8], plain: &mut [u8], region: u32, index: u64) -> Result<()>;
+    fn seal_slot_into(&self, nonce: [u8; 12], plain: &[u8], slot: &mut [u8]);
+}
+
+impl SlotCipher for BlockKey {
+    fn open_slot_into(&self, nonce: [u8; 12], slot: &[u8], plain: &mut [u8], region: u32, index: u64) -> Result<()> {
+        BlockKey::open_slot_into(self, nonce, slot, plain, region, index)
+    }
+    fn seal_slot_into(&self, nonce: [u8; 12], plain: &[u8], slot: &mut [u8]) {
+        BlockKey::seal_slot_into(self, nonce, plain, slot)
+    }
+}
+
 /// Fills `buf` from the operating system's CSPRNG.
 pub fn os_random(buf: &mut [u8]) {
     aws_lc_rs::rand::fill(buf).expect("OS randomness");

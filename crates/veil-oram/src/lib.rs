@@ -14,6 +14,7 @@ pub mod data;
 pub mod pathoram;
 pub mod plain;
 pub mod measure;
+pub mod floor;
 pub mod observe;
 pub mod service;
 pub mod http;

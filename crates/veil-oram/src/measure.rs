@@ -132,6 +132,8 @@ pub struct RunResult {
     /// clock caught up with the wait for the shuffle (answered at once, so not timed; they are
     /// in the byte and crypto counts).
     pub caught_up: u64,
+    /// PRO-ORAM: how much slower than the shuffle the request clock runs (the config's).
+    pub pace_margin: f64,
     pub epoch_len: u64,
     pub epochs: u64,
     pub threads: usize,
@@ -386,6 +388,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         period_max_ms: period_max,
         late_handovers,
         caught_up,
+        pace_margin: cfg.pace_margin,
         epoch_len,
         epochs,
         threads,
@@ -394,7 +397,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
 }
 
 /// User + system CPU seconds of this process so far (Linux: /proc/self/stat; else 0).
-fn process_cpu_s() -> f64 {
+pub(crate) fn process_cpu_s() -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
     // fields after the parenthesised command name; utime and stime are the 14th and 15th
     let Some(rest) = stat.rsplit_once(')').map(|x| x.1) else { return 0.0 };

@@ -16,7 +16,7 @@
 //! groups go in batches of whole groups (`BATCH_BYTES`).
 
 use crate::clos::ClosRoute;
-use crate::crypto::{slot_nonce, BlockKey, TAG_LEN};
+use crate::crypto::{slot_nonce, BlockKey, SlotCipher, TAG_LEN};
 use crate::error::{OramError, Result};
 use crate::storage::{Actor, Storage};
 use rayon::prelude::*;
@@ -75,29 +75,29 @@ impl Progress {
 }
 
 /// Where a full shuffle's first stage reads from.
-pub struct Source {
+pub struct Source<K = BlockKey> {
     pub region: u32,
     pub ctx: u32,
-    pub key: Arc<BlockKey>,
+    pub key: Arc<K>,
 }
 
 /// Stage 1 of the *following* shuffle, done while this one's last stage has each row in
 /// private memory: the rows of the new epoch are exactly stage 1's groups.
-pub struct NextStage1 {
-    pub key: Arc<BlockKey>,
+pub struct NextStage1<K = BlockKey> {
+    pub key: Arc<K>,
     pub route: Arc<ClosRoute>,
 }
 
-pub struct ShuffleJob {
+pub struct ShuffleJob<K = BlockKey> {
     /// Some: run stage 1 from this copy. None: `work_region` already holds stage 1's output,
     /// sealed under `keys[0]` by the previous shuffle.
-    pub stage1_from: Option<Source>,
+    pub stage1_from: Option<Source<K>>,
     pub work_region: u32,
     pub dst_region: u32,
     /// Keys of stages 1, 2 and 3; the last one is the new epoch's key.
-    pub keys: [Arc<BlockKey>; 3],
+    pub keys: [Arc<K>; 3],
     pub route: Arc<ClosRoute>,
-    pub next: Option<NextStage1>,
+    pub next: Option<NextStage1<K>>,
 }
 
 /// Stage contexts (nonce suffixes) of the copy each stage writes; a finished epoch uses 3.
@@ -127,9 +127,9 @@ pub fn total_ops(slots: u64, with_stage1: bool, w: &Weights) -> u64 {
     slots * (if with_stage1 { w.per_slot[0] } else { 0 } + w.per_slot[1] + w.per_slot[2]) + w.overhead
 }
 
-struct Out<'a> {
+struct Out<'a, K> {
     region: u32,
-    key: &'a BlockKey,
+    key: &'a K,
     ctx: u32,
     /// destination slot of the block read from slot p
     to: &'a [u32],
@@ -220,14 +220,14 @@ pub fn groups_per_batch(rows: usize, cols: usize, block: usize) -> usize {
 /// copies, and the plaintext stays put for a second output. `at` gives a slot's position in
 /// the batch (each stage maps a group onto itself, so every destination is in the batch).
 #[allow(clippy::too_many_arguments)]
-fn pass(
+fn pass<K: SlotCipher>(
     storage: &dyn Storage,
     pool: &rayon::ThreadPool,
     progress: &Progress,
     group: &[u64],
     at: &dyn Fn(usize) -> usize,
-    read: (u32, &BlockKey, u32),
-    outs: &[Out],
+    read: (u32, &K, u32),
+    outs: &[Out<K>],
     b: &mut Buffers,
     weight: u64,
 ) -> Result<()> {
@@ -283,9 +283,9 @@ fn pass(
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn run(
+pub fn run<K: SlotCipher>(
     storage: &dyn Storage,
-    job: &ShuffleJob,
+    job: &ShuffleJob<K>,
     pool: &rayon::ThreadPool,
     progress: &Progress,
     abort: &AtomicBool,
@@ -312,12 +312,12 @@ pub fn run(
         };
         let mut outs = vec![Out {
             region: if stage == 2 { job.dst_region } else { job.work_region },
-            key: &job.keys[stage],
+            key: &*job.keys[stage],
             ctx: stage as u32 + 1,
             to: &st[stage],
         }];
         if let (2, Some(n), Some(comp)) = (stage, &job.next, &composed) {
-            outs.push(Out { region: job.work_region, key: &n.key, ctx: 1, to: comp });
+            outs.push(Out { region: job.work_region, key: &*n.key, ctx: 1, to: comp });
         }
         let by_columns = stage == 1;
         let groups = if by_columns { c } else { r };

@@ -26,6 +26,13 @@ fn run(py: Python<'_>, config: &str) -> PyResult<String> {
     crate::interrupt::run(py, || veil_oram::measure::run_json(config))?.map_err(to_py)
 }
 
+/// Steady shuffles with copies in place of AES-GCM, then with AES-GCM (see
+/// veil_oram::floor::FloorConfig); JSON in, JSON out.
+#[pyfunction]
+fn shuffle_floor(py: Python<'_>, config: &str) -> PyResult<String> {
+    py.allow_threads(|| veil_oram::floor::run_json(config)).map_err(to_py)
+}
+
 /// The storage server's view of `ids` read in order (veil_oram::observe): per storage call the
 /// request index, actor, op (codes of veil_oram::storage::{Actor, Op}), region and slot, and
 /// the slot size in bytes and each region's slot count.
@@ -263,6 +270,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(make_tls_identity, &m)?)?;
     m.add_class::<PyServer>()?;
     m.add_function(wrap_pyfunction!(run, &m)?)?;
+    m.add_function(wrap_pyfunction!(shuffle_floor, &m)?)?;
     m.add_function(wrap_pyfunction!(observe, &m)?)?;
     m.add_class::<PyStore>()?;
     parent.add_submodule(&m)?;

@@ -73,6 +73,7 @@ class AccessConfig(ExperimentConfig):
     "late_handovers": ("epochs", "epoch hand-overs that had to wait for the shuffle"),
     "caught_up": ("requests", "PRO-ORAM: requests answered at once before the timed window, while the request "
                               "clock caught up with the wait for the shuffle (in the byte counts, not timed)"),
+    "pace_margin": ("", "PRO-ORAM: how much slower than the shuffle the request clock runs (as configured)"),
     "epoch_len": ("requests", "requests per PRO-ORAM epoch"),
     "epochs": ("epochs", "epochs shuffled during the run"),
     "threads": ("threads", "shuffle threads used"),
