@@ -172,18 +172,13 @@ def aes_gcm_bound(ctx, n: int, b: int, pro: dict) -> float:
     return speed
 
 
-def median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    mid = len(xs) // 2
-    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
-
-
 def memory_floor(ctx, n: int, b: int, pro: dict, speed: float) -> None:
     """The shuffle's memory traffic alone: the same steady shuffle (same code, groups, threads
     and slot order) with copies in place of AES-GCM, then with AES-GCM, on a store of its own.
     No cipher makes the shuffle faster than its copies, so T B over the copy-only shuffle's time
     is a ceiling on the throughput that the in-cache AES-GCM bound does not see."""
     import json
+    from statistics import median
 
     from veil import _native
 

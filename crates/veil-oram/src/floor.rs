@@ -24,8 +24,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Not a cipher: moves a slot's bytes as an opening or a sealing would, and nothing else. Only
-/// for measuring the shuffle's memory traffic; no store is ever sealed with it.
+/// Not a cipher: moves a slot's bytes as an opening or a sealing would, and nothing else. For
+/// measuring the shuffle's memory traffic only: what it writes is plaintext, with a zero tag.
 pub struct Copies;
 
 impl SlotCipher for Copies {
