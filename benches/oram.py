@@ -172,7 +172,7 @@ def aes_gcm_bound(ctx, n: int, b: int, pro: dict) -> float:
     return speed
 
 
-def memory_floor(ctx, n: int, b: int, pro: dict, speed: float) -> None:
+def memory_floor(ctx, n: int, b: int, pro: dict) -> None:
     """The shuffle's memory traffic alone: the same steady shuffle (same code, groups, threads
     and slot order) with copies in place of AES-GCM, then with AES-GCM, on a store of its own.
     No cipher makes the shuffle faster than its copies, so T B over the copy-only shuffle's time
@@ -187,8 +187,7 @@ def memory_floor(ctx, n: int, b: int, pro: dict, speed: float) -> None:
         {"n_blocks": n, "block_size": b, "threads": threads, "shuffles": 4, "seed": 1})))
     copies, gcm = median(r["copies_wall_ms"]), median(r["gcm_wall_ms"])
     floor = t * b * 8 / (copies / 1e3) / 1e6
-    cores = min(os.cpu_count() or 1, threads)
-    bound = gcm_bound_mbps(n, b, t, cores, speed)
+    bound = ctx.results["oram/aes_gcm_bound_mbps"]
     ctx.report("oram/shuffle_copies_ms", copies, unit="ms", baseline=gcm,
                baseline_name="the same shuffle with AES-GCM")
     ctx.report("oram/memory_floor_mbps", floor, unit="Mbps", baseline=bound,
@@ -281,7 +280,7 @@ def bench(ctx):
             f"{pro['late_handovers']} hand-overs had to wait for the shuffle (a moved period or a late "
             "hand-over is where p99 above p50 comes from)")
     speed = aes_gcm_bound(ctx, n, b, pro)
-    memory_floor(ctx, n, b, pro, speed)
+    memory_floor(ctx, n, b, pro)
     long_epoch(ctx, base, pro, speed)
     small_blocks(ctx, base)
     if os.environ.get(CONTENTION_ENV):

@@ -80,6 +80,13 @@ pub struct FloorResult {
     pub gcm_cpu_ms: Vec<f64>,
 }
 
+/// The Clos route of a uniformly random permutation of the epoch's slots.
+fn random_route(geom: &Geometry, rng: &mut StdRng) -> Arc<clos::ClosRoute> {
+    let mut d: Vec<u32> = (0..geom.slots() as u32).collect();
+    d.shuffle(rng);
+    Arc::new(clos::route(geom.rows as usize, geom.cols as usize, &d))
+}
+
 /// The steady state as a served store runs it: stage 1 was done by the previous shuffle (so
 /// region 0 holds its output, sealed under the stage-1 key), stages 2 and 3 run, and stage 3
 /// also writes the next shuffle's stage 1.
@@ -93,10 +100,7 @@ struct Steady<'a> {
 
 impl Steady<'_> {
     fn route(&mut self) -> Arc<clos::ClosRoute> {
-        let m = self.geom.slots() as u32;
-        let mut d: Vec<u32> = (0..m).collect();
-        d.shuffle(&mut self.rng);
-        Arc::new(clos::route(self.geom.rows as usize, self.geom.cols as usize, &d))
+        random_route(&self.geom, &mut self.rng)
     }
 
     /// `shuffles + 1` shuffles keyed by `key`; returns the wall and CPU ms of all but the first.
@@ -105,7 +109,7 @@ impl Steady<'_> {
         let (mut wall, mut cpu) = (Vec::new(), Vec::new());
         let mut cur = self.route();
         let mut k1 = Arc::new(key(&mut self.rng));
-        self.seal_stage1(&*k1);
+        self.seal_stage1(&*k1)?;
         for s in 0..=shuffles {
             let next = self.route();
             let k1n = Arc::new(key(&mut self.rng));
@@ -130,14 +134,15 @@ impl Steady<'_> {
     }
 
     /// Region 0 as the previous shuffle's stage 3 leaves it: every slot sealed under `k1`.
-    fn seal_stage1<K: SlotCipher>(&self, k1: &K) {
+    fn seal_stage1<K: SlotCipher>(&self, k1: &K) -> Result<()> {
         let plain = vec![7u8; self.storage.slot_size() - TAG_LEN];
         for p in 0..self.geom.slots() {
-            let _ = self.storage.write_with(Actor::Shuffle, 0, p, &mut |dst| {
+            self.storage.write_with(Actor::Shuffle, 0, p, &mut |dst| {
                 k1.seal_slot_into(slot_nonce(p, 1), &plain, dst);
                 Ok(())
-            });
+            })?;
         }
+        Ok(())
     }
 }
 
@@ -190,11 +195,7 @@ mod tests {
         let m = geom.slots();
         let storage = MemoryStorage::new(block + TAG_LEN, &[m, m]);
         let mut routes = StdRng::seed_from_u64(9);
-        let mut route = || {
-            let mut d: Vec<u32> = (0..m as u32).collect();
-            d.shuffle(&mut routes);
-            Arc::new(clos::route(geom.rows as usize, geom.cols as usize, &d))
-        };
+        let mut route = || random_route(&geom, &mut routes);
         let mut rng = StdRng::seed_from_u64(3);
         let keys = [Arc::new(key(&mut rng)), Arc::new(key(&mut rng)), Arc::new(key(&mut rng))];
         let next = NextStage1 { key: Arc::new(key(&mut rng)), route: route() };
