@@ -13,10 +13,16 @@ fn every_engine_runs_and_counts_bytes() {
         let wall = t0.elapsed().as_secs_f64();
         assert!(t.iterations >= 2, "{name}: at least one pass per thread");
         assert_eq!(t.bytes, t.iterations * 4096, "{name}");
-        assert!(t.seconds >= 0.01 && t.seconds <= wall, "{name}: {t:?}, wall {wall}");
+        assert!(
+            t.seconds >= 0.01 && t.seconds <= wall,
+            "{name}: {t:?}, wall {wall}"
+        );
         let lo = t.bytes as f64 / wall / 1e9;
         let hi = t.bytes as f64 / 0.01 / 1e9;
-        assert!(t.gbps >= lo && t.gbps <= hi, "{name}: {t:?} outside [{lo}, {hi}]");
+        assert!(
+            t.gbps >= lo && t.gbps <= hi,
+            "{name}: {t:?} outside [{lo}, {hi}]"
+        );
     }
 }
 
@@ -28,13 +34,23 @@ fn min_seconds_is_honoured() {
 
 #[test]
 fn a_working_set_larger_than_the_caches_streams_from_memory() {
-    // 64 MiB of 256 KB buffers, cycled: every pass misses the caches. The same engine and size
-    // in one buffer is at least as fast (AES-GCM at about 12-14 GB/s a core from memory against
-    // 17-27 in cache on the development VM); both touch every byte they count.
+    // 64 MiB of 256 KB buffers, cycled: at least one pass over all 256 of them, and every byte
+    // counted is a byte encrypted. Which of the two is faster is a speed claim: it lives in
+    // `veil bench oram` (streaming beside in-cache, same run), not here, where a busy machine
+    // would make it flaky.
     let in_cache = throughput_over("aes-128-gcm", 1 << 18, 1, 0.2, 1 << 18).unwrap();
     let streaming = throughput_over("aes-128-gcm", 1 << 18, 1, 0.2, 64 << 20).unwrap();
-    assert!(streaming.iterations >= 256 && streaming.seconds >= 0.2, "{streaming:?}");
-    assert!(streaming.gbps < 1.1 * in_cache.gbps, "{streaming:?} {in_cache:?}");
+    assert!(
+        streaming.iterations >= 256 && streaming.seconds >= 0.2,
+        "{streaming:?}"
+    );
+    for t in [&in_cache, &streaming] {
+        assert_eq!(t.bytes, t.iterations * (1 << 18), "{t:?}");
+        assert!(
+            t.gbps > 0.0 && (t.gbps - t.bytes as f64 / t.seconds / 1e9).abs() < 1e-9 * t.gbps,
+            "{t:?}"
+        );
+    }
     assert!(throughput_over("aes-128-gcm", 16, 1, 0.0, (1 << 32) + 1).is_err());
 }
 
