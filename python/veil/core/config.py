@@ -37,6 +37,19 @@ def _numeric_not_bool(annotation: Any) -> bool:
     return bool(set(args) & {int, float}) and bool not in args
 
 
+def _accepts_str(annotation: Any) -> bool:
+    args = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    return any((typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a) is str for a in args)
+
+
+def _integer_only(annotation: Any) -> bool:
+    args = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    args = tuple(typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a for a in args)
+    return int in args and float not in args
+
+
 def _is_bool(annotation: Any) -> bool:
     """True for a bool field (or an optional one)."""
     args = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
@@ -60,6 +73,10 @@ class ExperimentConfig(BaseModel):
             return value
         if isinstance(value, bool) and _numeric_not_bool(field.annotation):
             raise ValueError(f"expected a number, got the boolean {str(value).lower()}")
+        # pydantic would read the TOML string '4' as 4: a number is written as a number
+        if isinstance(value, str) and _numeric_not_bool(field.annotation) and not _accepts_str(field.annotation):
+            kind = "an integer" if _integer_only(field.annotation) else "a number"
+            raise ValueError(f"expected {kind}, got the string {value!r} (write it without quotes)")
         # pydantic would read 1, "yes" or "on" as true: a flag takes true or false only
         if _is_bool(field.annotation) and not isinstance(value, bool) and value is not None:
             raise ValueError(f"expected true or false, got {value!r}")
@@ -374,6 +391,10 @@ def load_run(source: str | Path, overrides: list[str] | None = None) -> tuple[st
     defaults, as gem5 and SST run without a file) when no file of that name exists."""
     if not Path(source).exists() and REGISTRY.has_experiment(str(source)):
         return config_from_data({"experiment": str(source)}, overrides, str(source))
+    text = str(source)
+    if not Path(source).exists() and "/" not in text and not text.endswith(".toml") and "." in text:
+        # Read as an experiment's name (SYSTEM.NAME), not as a missing file.
+        raise ConfigError(f"{REGISTRY.unknown_experiment(text)}; and no file {text} exists")
     return load_config(source, overrides)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -80,7 +80,7 @@ class LatencyLoadConfig(ExperimentConfig):
                                                          "injects at most one flit a cycle)")
     packet_size: int = Field(4, ge=1, le=4096, description="packet length in flits (requests)")
     include_self: bool = Field(True, description="uniform: a node may send to itself (BookSim does)")
-    hotspots: list[int] = Field([0], description="hotspot: hot nodes")
+    hotspots: list[Annotated[int, Field(ge=0)]] = Field([0], description="hotspot: hot nodes")
     hotspot_fraction: float = Field(0.2, ge=0.0, le=1.0, description="hotspot: fraction of packets to hot nodes")
     shift: int = Field(1, ge=0, description="shift: destination = source + shift (mod N)")
     request_reply: bool = Field(False, description="each request is answered by a reply (two message classes)")
@@ -213,7 +213,7 @@ RESULTS = {
 }
 
 
-@register_experiment("memnet.latency_load", LatencyLoadConfig, results=RESULTS,
+@register_experiment("memnet.latency_load", LatencyLoadConfig, results=RESULTS, headline="avg_packet_latency",
                      doc="one memnet simulation at one offered load: latency, throughput, hops, "
                          "channel utilisation, saturation")
 def latency_load(cfg: LatencyLoadConfig) -> dict:
