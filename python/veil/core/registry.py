@@ -136,7 +136,8 @@ class Registry:
     def unknown_experiment(self, name: str) -> str:
         """One line: a name under a known system lists that system's experiments only."""
         system = str(name).partition(".")[0]
-        mine = sorted(e for e, exp in self.experiments.items() if exp.system == system)
+        mine = sorted({e for e, exp in self.experiments.items() if exp.system == system}
+                      | {e for e in _DECLARED if e.partition(".")[0] == system})
         if mine:
             return f"unknown experiment '{name}'; {system}'s experiments: {', '.join(mine)}"
         systems = sorted({exp.system for exp in self.experiments.values()})
