@@ -277,7 +277,7 @@ MEMSYS_RESULTS = {
 # A lower bound on the model's cost per record (one fill or writeback of one CPU), below the
 # fastest configuration measured (docs/memnet.md, "Cost estimate"): a config whose records alone
 # would take more than a day is refused unless --force.
-RECORD_S_LOWER = 2e-6
+RECORD_S_LOWER = 1e-6
 
 
 def memsys_cost(cfg: MemSysConfig) -> tuple[float, str]:
