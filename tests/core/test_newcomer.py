@@ -164,3 +164,37 @@ def test_list_knows_every_system_the_readme_names(veil_cli):
         assert r.rc == 0 and r.out.startswith(system), (system, r.err)
     r = veil_cli("list", "leak")
     assert "observer oram.server" in r.out and "veil reproduce leak" in r.out
+
+
+# Item 3 (the parts in veil.core): a sweep's bar runs its clock during the first point; a
+# benchmark's lines come as they are known, with its elapsed time on a terminal between them.
+def test_a_sweep_bar_shows_elapsed_time_before_the_first_point_ends(veil_cli, files):
+    write(files / "slow.toml", 'experiment = "memnet.memsys"\n[base]\nrequests_per_cpu = 8000\n'
+                               '[grid]\nseed = [1, 2]\n')
+    r = veil_cli("sweep", "slow.toml", "--jobs", "1", env={"VEIL_PROGRESS": "1"})
+    assert r.rc == 0, r.err
+    frames = [f for f in r.err.replace("\r", "\n").splitlines() if "0/2 [" in f]
+    # tqdm draws "0/2 [MM:SS<?, ?pt/s]": a frame after at least a second at 0 means it ticks
+    assert any(int(f.split("0/2 [")[1][3:5]) >= 1 for f in frames), r.err[-800:]
+
+
+def test_a_benchmark_shows_its_elapsed_time_between_its_lines(monkeypatch, capsys):
+    import time
+
+    from veil.core.bench import run_benchmarks
+    from veil.core.registry import REGISTRY, load_benchmarks, register_benchmark
+
+    load_benchmarks()
+    monkeypatch.setenv("VEIL_PROGRESS", "1")
+    monkeypatch.setattr(REGISTRY, "benchmarks", {})
+
+    @register_benchmark("crypto", doc="sleeps", name="sleepy")
+    def sleepy(ctx):
+        ctx.log("first line")
+        time.sleep(3.2)
+        ctx.report("x", 1.0, "s")
+
+    run_benchmarks(["crypto"], None)
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == "[sleepy] sleeps" and "first line" in out
+    assert "[sleepy]: 3 s (no total known yet)" in err.replace("\r", "\n"), err
