@@ -40,6 +40,7 @@ def files(tmp_path):
     (["run", "ms.toml", "requests_per_cpu=1000000000000"],
      ["requests_per_cpu = 1000000000000 x cpus = 16", "at least 185 days", "more than a day", "--force"]),
     (["sweep", "s.toml", "base.nbytes='4096'"], ["nbytes: expected an integer, got the string '4096'"]),
+    (["run", "ms.toml", "secure.batch='2'"], ["secure.batch: expected an integer, got the string '2'"]),
 ])
 def test_nonsense_is_refused_naming_key_and_bound(veil_cli, files, args, needles):
     r = veil_cli(*args)

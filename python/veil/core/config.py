@@ -57,13 +57,10 @@ def _is_bool(annotation: Any) -> bool:
     return bool in args and not set(args) - {bool, type(None)}
 
 
-class ExperimentConfig(BaseModel):
-    """Base of every experiment's config: unknown keys are errors, every run has a seed, numbers
-    are finite and booleans are not numbers (pydantic would read `true` as 1)."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
-
-    seed: int = Field(1, ge=0, le=2**63 - 1, description="seed of every random stream in the run")
+class ConfigTable(BaseModel):
+    """A table of a config (the experiment's own, or a nested one such as memnet's `[secure]`):
+    booleans are not numbers (pydantic would read `true` as 1), strings are not numbers
+    (pydantic would read '4' as 4) and a flag takes true or false only."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -81,6 +78,15 @@ class ExperimentConfig(BaseModel):
         if _is_bool(field.annotation) and not isinstance(value, bool) and value is not None:
             raise ValueError(f"expected true or false, got {value!r}")
         return value
+
+
+class ExperimentConfig(ConfigTable):
+    """Base of every experiment's config: unknown keys are errors, every run has a seed, numbers
+    are finite and booleans are not numbers (pydantic would read `true` as 1)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
+
+    seed: int = Field(1, ge=0, le=2**63 - 1, description="seed of every random stream in the run")
 
     @model_validator(mode="after")
     def _finite(self) -> "ExperimentConfig":

@@ -8,17 +8,18 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import ConfigDict, Field, create_model, model_validator
 
 from veil import _native
 from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_component, register_experiment
+from veil.core.config import ConfigTable
 
 from . import engine
 
 __all__ = ["MemSysConfig", "SecureParams", "to_rust_config", "simulate", "default_config", "ghost_dummies_analytic"]
 
 
-class SecureParams(BaseModel):
+class SecureParams(ConfigTable):
     """The `[secure]` table: parameters of the secure routing algorithms (docs/memnet.md)."""
 
     model_config = ConfigDict(extra="forbid")
