@@ -199,3 +199,21 @@ def test_a_benchmark_shows_its_elapsed_time_between_its_lines(monkeypatch, capsy
     out, err = capsys.readouterr()
     assert out.splitlines()[0] == "[sleepy] sleeps" and "first line" in out
     assert "[sleepy]: 3 s (no total known yet)" in err.replace("\r", "\n"), err
+
+
+# Item 2: a pivot of a sweep's own points never averages another config into its cells.
+def test_dataframe_of_a_sweep_holds_only_its_points(tmp_path):
+    import veil
+
+    store = tmp_path / "s.sqlite"
+    spec = {"experiment": "crypto.pad_randomness", "base": {"nbytes": 4096}, "grid": {"seed": [1, 2]}}
+    veil.sweep(spec, store=store)
+    veil.sweep({**spec, "base": {"nbytes": 8192}}, store=store)  # same seeds, another hidden key
+    write(tmp_path / "sw.toml", SWEEP)
+    with veil.open_store(store) as st:
+        assert len(st.dataframe("crypto.pad_randomness")) == 4
+        df = st.dataframe(spec)
+        assert sorted(df.seed) == [1, 2] and set(df.nbytes) == {4096}
+        assert df.attrs["experiment"] == "crypto.pad_randomness"
+        assert "chi2" in set(st.units(spec).column)
+        assert sorted(st.dataframe(str(tmp_path / "sw.toml")).seed) == [1, 2]  # a sweep file: seeds 1-7 at 4096
