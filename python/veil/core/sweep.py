@@ -13,9 +13,9 @@ import itertools
 import os
 import sys
 import types
-from multiprocessing import context as mp_context
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from multiprocessing import context as mp_context
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
