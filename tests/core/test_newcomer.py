@@ -39,6 +39,8 @@ def files(tmp_path):
     (["run", "ms.toml", "cpu_ghz=1e-300"], ["cpu_ghz:", "greater than or equal to 0.01"]),
     (["run", "ms.toml", "requests_per_cpu=1000000000000"],
      ["requests_per_cpu = 1000000000000 x cpus = 16", "at least 185 days", "more than a day", "--force"]),
+    (["run", "m.toml", "k=1024", "n=4"], ["1,099,511,627,776 routers x 1,100 cycles", "at least", "more than a day"]),
+    (["run", "memnet.latency_load", "k=1024", "n=3"], ["1,073,741,824 routers x 40,000 cycles", "at least 10 days"]),
     (["sweep", "s.toml", "base.nbytes='4096'"], ["nbytes: expected an integer, got the string '4096'"]),
     (["run", "ms.toml", "secure.batch='2'"], ["secure.batch: expected an integer, got the string '2'"]),
 ])
