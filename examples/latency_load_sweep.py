@@ -17,19 +17,22 @@ SHORT = {"mode": "fixed", "warmup_cycles": 500, "measure_cycles": 2000, "k": 4}
 rec = veil.run({"experiment": "memnet.latency_load", **SHORT}, {"rate": 0.1}, store=store)
 print(f"one point: {rec.result['avg_packet_latency']:.1f} cycles at rate 0.1 (config {rec.config_hash})")
 
-# A sweep: a dict shaped like a sweep file (every point: base updated by one grid row).
-records = veil.sweep({
+# A sweep: a dict shaped like a sweep file (every point: base updated by one grid row), on two
+# worker processes (they do not re-run this script: no `if __name__ == "__main__":` needed).
+SPEC = {
     "experiment": "memnet.latency_load",
     "base": SHORT,
     "grid": {"topology": ["mesh", "torus"], "rate": [0.05, 0.1, 0.2]},
-}, store=store)
+}
+records = veil.sweep(SPEC, store=store, jobs=2)
 print(f"sweep: {len(records)} points")
 
-# Everything stored for the experiment as a DataFrame: config keys and result fields are columns,
-# units are in df.attrs["units"] and in the companion table st.units(...).
+# The sweep's points as a DataFrame (not every stored point of the experiment, which a pivot
+# would average): config keys and result fields are columns, units are in df.attrs["units"]
+# and in the companion table st.units(...).
 with veil.open_store(store) as st:
-    df = st.dataframe("memnet.latency_load")
-    units = st.units("memnet.latency_load")
+    df = st.dataframe(SPEC)
+    units = st.units(SPEC)
 table = df.pivot_table(index="rate", columns="topology", values="avg_packet_latency")
 print(f"avg_packet_latency ({df.attrs['units']['avg_packet_latency']}):")
 print(table.round(2).to_string())

@@ -113,15 +113,22 @@ class Store:
     def records(self, experiment: str | None = None) -> list[Record]:
         return list(self._store.records(experiment))
 
-    def dataframe(self, experiment: str, *, latest: bool = True):
+    def dataframe(self, experiment: str | Path | dict[str, Any], *, latest: bool = True):
         """One row per stored result of `experiment`: the record's metadata, every config key
         (dotted for nested tables) and every result field as columns. A result field named like
         a config key is `result.NAME`. With `latest`, one row per config (the newest result).
-        `df.attrs["units"]` maps columns to units; `units(experiment)` is the same as a table."""
+        `df.attrs["units"]` maps columns to units; `units(experiment)` is the same as a table.
+
+        `experiment` may also be a sweep (a sweep file's path or a dict shaped like one): only
+        its points, so that a pivot over its varied keys never averages configs that differ in
+        a key it does not show."""
         from veil.core.registry import REGISTRY
 
+        wanted: set[str] | None = None
+        if isinstance(experiment, dict) or str(experiment).endswith(".toml") or Path(str(experiment)).is_file():
+            experiment, wanted = _sweep_points(experiment)
         REGISTRY.experiment(experiment)  # an unknown name: ConfigError listing the known ones
-        recs = self.records(experiment)
+        recs = [r for r in self.records(experiment) if wanted is None or r.config_hash in wanted]
         if latest:
             newest: dict[str, Record] = {}
             for r in recs:
@@ -130,10 +137,19 @@ class Store:
             recs = sorted(newest.values(), key=lambda r: r.id or 0)
         return records_dataframe(experiment, recs)
 
-    def units(self, experiment: str):
+    def units(self, experiment: str | Path | dict[str, Any]):
         """A companion table: column, kind (config / result), unit, description."""
         df = self.dataframe(experiment)
-        return units_table(experiment, df)
+        return units_table(df.attrs["experiment"], df)
+
+
+def _sweep_points(spec: str | Path | dict[str, Any]) -> tuple[str, set[str]]:
+    """(experiment, config hashes of every point) of a sweep file or sweep dict."""
+    from veil.core.config import config_hash
+    from veil.core.sweep import load_spec, spec_from_data
+
+    s = spec_from_data(dict(spec), "sweep") if isinstance(spec, dict) else load_spec(spec)
+    return s.experiment, {config_hash(s.experiment, c) for c in s.configs}
 
 
 def open_store(path: str | Path | None = None) -> Store:

@@ -21,6 +21,15 @@ def _store(args):
     return ResultStore(args.store) if args.store else ResultStore()
 
 
+SHOW_IN_FULL = 5  # `results show` of more results prints a table instead of every config in full
+
+
+def _store_path(args) -> Path:
+    from veil.core.store import default_path
+
+    return Path(args.store) if args.store else default_path()
+
+
 def _print_table(rows: list[tuple[str, str]], out=sys.stdout) -> None:
     width = max((len(k) for k, _ in rows), default=0)
     for k, v in rows:
@@ -50,6 +59,8 @@ def cmd_list(args) -> int:
     from veil.core.registry import REGISTRY, load_benchmarks
 
     load_benchmarks()
+    from veil.core import leak_table  # noqa: F401  (registers `veil reproduce leak`: leak is a system too)
+
     systems = REGISTRY.systems()
     planned = REGISTRY.planned()
     if args.system and args.system not in systems and args.system in REGISTRY.experiments:
@@ -64,6 +75,8 @@ def cmd_list(args) -> int:
     if args.system and args.system not in systems:
         from veil.core.errors import ConfigError
 
+        if "." in args.system:
+            raise ConfigError(REGISTRY.unknown_experiment(args.system))
         raise ConfigError(f"unknown system '{args.system}'; known: {', '.join(systems)}; "
                           f"planned: {', '.join(planned) or '(none)'}")
     if not args.system:
@@ -74,6 +87,8 @@ def cmd_list(args) -> int:
         rep = REGISTRY.reproducers.get(system)
         if rep:
             print(f"  reproducer: {rep.title}  (veil reproduce {system})")
+        if system == "leak":
+            _print_observers()
         for b in sorted((b for b in REGISTRY.benchmarks.values() if b.system == system), key=lambda b: b.name):
             print(f"  benchmark {b.name}: {b.doc}")
         for name, exp in sorted(REGISTRY.experiments.items()):
@@ -92,6 +107,21 @@ def cmd_list(args) -> int:
                     for line in _describe_model(c.params):
                         print(f"          {line}")
     return 0
+
+
+def _print_observers() -> None:
+    """`veil leak`'s attackers, one per system that has one (docs/leak.md)."""
+    import importlib
+
+    from veil.core.leak.analyse import _systems_with_observers
+    from veil.core.leak.observer import observers
+
+    for system in _systems_with_observers():
+        importlib.import_module(f"veil.{system}.observer")
+    print("  command: veil leak CONFIG (system, observer, setting, a, b: configs/leak/*.toml)")
+    for (system, name), obs in sorted(observers().items()):
+        print(f"  observer {system}.{name}: {obs.sees}")
+        print(f"      settings: {', '.join(obs.settings)}; patterns: {', '.join(obs.patterns)}")
 
 
 def _describe_model(model) -> list[str]:
@@ -177,7 +207,7 @@ def cmd_run(args) -> int:
     from veil.core.runner import run_experiment
 
     if args.json:
-        check_output_file(args.json, "--json")
+        check_output_file(args.json, "--json", (args.config, _store_path(args)))
     experiment, cfg = load_run(args.config, args.overrides)
     with _store(args) as store:
         rec, cached = run_experiment(experiment, cfg, store, force=args.force,
@@ -208,7 +238,7 @@ def cmd_sweep(args) -> int:
     if args.jobs < 1:
         raise ConfigError(f"--jobs {args.jobs}: must be at least 1")
     if args.json:
-        check_output_file(args.json, "--json")
+        check_output_file(args.json, "--json", (args.sweep, _store_path(args)))
     spec = load_spec(args.sweep, args.overrides, progress=not args.no_progress)
     print(f"sweep {spec.name}: {spec.experiment}, {len(spec.configs)} points")
     with _store(args) as store:
@@ -218,6 +248,11 @@ def cmd_sweep(args) -> int:
         print(f"  point {i} failed: {err}", file=sys.stderr)
     for rec in out.records:
         _warn(rec.result, f"point {rec.config_hash}: ")
+    from veil.core.table import compact_table
+
+    for line in compact_table(out.records, limit=len(out.records) if args.table else 20,
+                              more_hint=f" (--table shows all; `veil results list --experiment {spec.experiment}`)"):
+        print(line)
     print(out.summary())
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
@@ -233,7 +268,7 @@ def cmd_leak(args) -> int:
     if args.jobs < 1:
         raise ConfigError(f"--jobs {args.jobs}: must be at least 1")
     if args.json:
-        check_output_file(args.json, "--json")
+        check_output_file(args.json, "--json", (args.config, _store_path(args)))
     cfg = load(args.config, args.overrides)
     with _store(args) as store:
         report = execute(cfg, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force)
@@ -248,6 +283,10 @@ def cmd_reproduce(args) -> int:
     from veil.core.paths import check_output_dir
     from veil.core.report import reproduce
 
+    if args.jobs < 1:
+        from veil.core.errors import ConfigError
+
+        raise ConfigError(f"--jobs {args.jobs}: must be at least 1")
     out = check_output_dir(args.out, "--out")
     with _store(args) as store:
         sections, metrics = reproduce(args.systems, out, store, quick=not args.full, jobs=args.jobs,
@@ -315,26 +354,17 @@ def _select(store, args) -> list:
     return rows
 
 
-def _differing(rows: list) -> list[str]:
-    from veil.core.store import flatten
-
-    flats = [flatten("", r.config, {}) for r in rows]
-    keys: list[str] = []
-    for f in flats:
-        keys += [k for k in f if k not in keys]
-    return [k for k in keys if len({json.dumps(f.get(k), sort_keys=True) for f in flats}) > 1]
-
-
 def cmd_results(args) -> int:
     from veil.core.errors import ConfigError
     from veil.core.store import export, flatten
+    from veil.core.table import compact_table, differing, headline
 
     if args.action == "export":
         from veil.core.paths import check_output_file
 
         if args.format not in ("csv", "parquet"):
             raise ConfigError(f"--format {args.format}: expected csv or parquet")
-        check_output_file(args.out or f"results.{args.format}", "--out")
+        check_output_file(args.out or f"results.{args.format}", "--out", (_store_path(args),))
     if args.action in ("show", "delete") and not (args.items or args.experiment):
         raise ConfigError(f"results {args.action}: name results by ID, config hash, --experiment or key=value")
     with _store(args) as store:
@@ -345,15 +375,22 @@ def cmd_results(args) -> int:
                 by_exp.setdefault(r.experiment, []).append(r)
             asked = [i.partition("=")[0].strip() for i in args.items if "=" in i]
             for exp, recs in by_exp.items():
-                diff = _differing(recs)
+                diff = differing(recs)
                 print(f"{exp}  ({len(recs)} results" + (f"; differing: {', '.join(diff)})" if diff else ")"))
                 shown = [k for k in asked if k not in diff and not k.startswith("result.") and k != "experiment"] + diff
                 for r in recs:
                     flat = {"seed": r.seed, **flatten("", r.config, {})}
                     params = "  ".join(f"{k}={_fmt_value(flat.get(k))}" for k in shown)
-                    print(f"  {r.id:>5}  {r.config_hash}  {params}  {r.elapsed_s:.2f} s  {r.created_at}"
+                    head = headline(r)
+                    value = f"  {head[0]}={head[1]}" if head else ""
+                    print(f"  {r.id:>5}  {r.config_hash}  {params}{value}  {r.elapsed_s:.2f} s  {r.created_at}"
                           f"  veil {r.veil_version}")
             print(f"{len(rows)} results in {store.path}")
+        elif args.action == "show" and len(rows) > SHOW_IN_FULL and not args.all:
+            print(f"{len(rows)} results; what tells them apart and each one's headline value "
+                  f"(`veil results show ID` for one in full, --all for every one):")
+            for line in compact_table(rows, limit=len(rows)):
+                print(line)
         elif args.action == "show":
             for r in rows:
                 print(f"ID {r.id}  {r.experiment}  config {r.config_hash}  veil {r.veil_version}  "
@@ -377,7 +414,7 @@ def cmd_plot(args) -> int:
     from veil.core.paths import check_figure_file
     from veil.core.plot import plot
 
-    out = check_figure_file(args.out, "--out")
+    out = check_figure_file(args.out, "--out", (args.source, _store_path(args)))
     with _store(args) as store:
         n = plot(store, args.source, args.x, args.y, hue=args.hue, out=out, filters=args.filters,
                  logx=args.logx, logy=args.logy)
@@ -434,6 +471,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--no-progress", action="store_true",
                    help="no progress bar (drawn on a terminal only unless VEIL_PROGRESS=1)")
     s.add_argument("--json", help="write every record to this file")
+    s.add_argument("--table", action="store_true", help="print every point in the closing table (default: 20)")
     s.set_defaults(handler=cmd_sweep)
 
     s = sub.add_parser("reproduce", parents=[store_opt], help="reproduce the papers' experiments into a report")
@@ -462,6 +500,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--experiment")
     s.add_argument("--format", default="csv", help="csv or parquet (export)")
     s.add_argument("--out", help="export file (default results.FORMAT)")
+    s.add_argument("--all", action="store_true",
+                   help=f"show: every result in full even when there are more than {SHOW_IN_FULL}")
     s.set_defaults(handler=cmd_results)
 
     s = sub.add_parser("plot", parents=[store_opt], help="plot stored results: any sweep, any two keys")

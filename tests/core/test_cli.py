@@ -54,7 +54,7 @@ def test_unknown_component(veil_cli, tmp_path):
 
 def test_unknown_experiment(veil_cli, tmp_path):
     write(tmp_path / "c.toml", 'experiment = "crypto.nothing"\n')
-    one_line_error(veil_cli("run", "c.toml"), "unknown experiment 'crypto.nothing'; known:")
+    one_line_error(veil_cli("run", "c.toml"), "unknown experiment 'crypto.nothing'; crypto's experiments:")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere; the blocked-folder case covers it")

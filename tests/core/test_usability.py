@@ -98,7 +98,7 @@ def test_a_newcomers_small_things(veil_cli, files):
     r = veil_cli("run", "memnet.latency_load", "mode=fixed", "warmup_cycles=10", "measure_cycles=100", "k=4")
     assert r.rc == 0, r.err  # an experiment's name runs its defaults, no file needed
     assert r.out.startswith("memnet.latency_load ") and "  k " in r.out
-    one_line_error(veil_cli("run", "memnet.nosuch", "k=4"), "memnet.nosuch: no such file")
+    one_line_error(veil_cli("run", "memnet.nosuch", "k=4"), "unknown experiment 'memnet.nosuch'")
     listed = veil_cli("list", "memnet.memsys")
     assert listed.rc == 0 and "hot_modules" in listed.out and "runtime_cycles" in listed.out
     assert "latency_load" not in listed.out  # that experiment only

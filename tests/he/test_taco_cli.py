@@ -7,7 +7,7 @@ import pytest
     (["design.pe_ntt=3"], "design.pe_ntt: 3 PEs is not a power of two"),
     (["design.pe_dyadic=16", "design.sram_dyadic=128"], "below the dyadic block's minimum of 384 bytes"),
     (["poly_degree=4096", "coeff_bits=[60,60]"], "exceeds 109 bits"),
-    (["power_cap_mw=10"], "no design meets 10.0 mW; the lowest reachable is 18.8 mW"),
+    (["power_cap_mw=10"], "power_cap_mw = 10: no design draws this little power; the lowest reachable is 18.8 mW"),
     (["design.pe_foo=2"], "design.pe_foo: unknown knob"),
 ])
 def test_bad_taco_input(tmp_path, veil_cli, args, msg):

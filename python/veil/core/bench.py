@@ -10,10 +10,15 @@ from typing import Any
 
 from veil.core.errors import ConfigError
 from veil.core.registry import REGISTRY, load_benchmarks
+from veil.core.runner import progress_line
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)  # a line as soon as it is known, into a pipe or log too
 
 
 class BenchContext:
-    def __init__(self, system: str, log=print):
+    def __init__(self, system: str, log=_say):
         self.system = system
         self.results: dict[str, Any] = {}
         self.rows: list[dict[str, Any]] = []
@@ -46,7 +51,7 @@ def _num(v: float) -> str:
     return str(v)
 
 
-def run_benchmarks(systems: list[str], json_path: Path | None, log=print) -> dict[str, Any]:
+def run_benchmarks(systems: list[str], json_path: Path | None, log=_say) -> dict[str, Any]:
     load_benchmarks()
     known = REGISTRY.benchmarks
     known_systems = sorted({b.system for b in known.values()})
@@ -59,7 +64,10 @@ def run_benchmarks(systems: list[str], json_path: Path | None, log=print) -> dic
         log(f"[{b.name}] {b.doc}")
         ctx = BenchContext(b.system, log)
         t0 = time.perf_counter()
-        b.func(ctx)
+        # Between its lines a benchmark may run for minutes: on a terminal, its elapsed time (and
+        # a native simulator's progress) is drawn on stderr meanwhile.
+        with progress_line(True, f"[{b.name}]"):
+            b.func(ctx)
         log(f"[{b.name}] done in {time.perf_counter() - t0:.1f} s")
         results.update(ctx.results)
     if json_path is not None:

@@ -37,6 +37,19 @@ def _numeric_not_bool(annotation: Any) -> bool:
     return bool(set(args) & {int, float}) and bool not in args
 
 
+def _accepts_str(annotation: Any) -> bool:
+    args = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    return any((typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a) is str for a in args)
+
+
+def _integer_only(annotation: Any) -> bool:
+    args = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    args = tuple(typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a for a in args)
+    return int in args and float not in args
+
+
 def _is_bool(annotation: Any) -> bool:
     """True for a bool field (or an optional one)."""
     args = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
@@ -44,13 +57,10 @@ def _is_bool(annotation: Any) -> bool:
     return bool in args and not set(args) - {bool, type(None)}
 
 
-class ExperimentConfig(BaseModel):
-    """Base of every experiment's config: unknown keys are errors, every run has a seed, numbers
-    are finite and booleans are not numbers (pydantic would read `true` as 1)."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
-
-    seed: int = Field(1, ge=0, le=2**63 - 1, description="seed of every random stream in the run")
+class ConfigTable(BaseModel):
+    """A table of a config (the experiment's own, or a nested one such as memnet's `[secure]`):
+    booleans are not numbers (pydantic would read `true` as 1), strings are not numbers
+    (pydantic would read '4' as 4) and a flag takes true or false only."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -60,10 +70,23 @@ class ExperimentConfig(BaseModel):
             return value
         if isinstance(value, bool) and _numeric_not_bool(field.annotation):
             raise ValueError(f"expected a number, got the boolean {str(value).lower()}")
+        # pydantic would read the TOML string '4' as 4: a number is written as a number
+        if isinstance(value, str) and _numeric_not_bool(field.annotation) and not _accepts_str(field.annotation):
+            kind = "an integer" if _integer_only(field.annotation) else "a number"
+            raise ValueError(f"expected {kind}, got the string {value!r} (write it without quotes)")
         # pydantic would read 1, "yes" or "on" as true: a flag takes true or false only
         if _is_bool(field.annotation) and not isinstance(value, bool) and value is not None:
             raise ValueError(f"expected true or false, got {value!r}")
         return value
+
+
+class ExperimentConfig(ConfigTable):
+    """Base of every experiment's config: unknown keys are errors, every run has a seed, numbers
+    are finite and booleans are not numbers (pydantic would read `true` as 1)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
+
+    seed: int = Field(1, ge=0, le=2**63 - 1, description="seed of every random stream in the run")
 
     @model_validator(mode="after")
     def _finite(self) -> "ExperimentConfig":
@@ -374,6 +397,10 @@ def load_run(source: str | Path, overrides: list[str] | None = None) -> tuple[st
     defaults, as gem5 and SST run without a file) when no file of that name exists."""
     if not Path(source).exists() and REGISTRY.has_experiment(str(source)):
         return config_from_data({"experiment": str(source)}, overrides, str(source))
+    text = str(source)
+    if not Path(source).exists() and "/" not in text and not text.endswith(".toml") and "." in text:
+        # Read as an experiment's name (SYSTEM.NAME), not as a missing file.
+        raise ConfigError(f"{REGISTRY.unknown_experiment(text)}; and no file {text} exists")
     return load_config(source, overrides)
 
 

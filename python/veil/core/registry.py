@@ -67,6 +67,11 @@ class Experiment:
     exclusive: bool = False  # measures wall time: its points run one at a time, never side by side
     # result field (or fnmatch pattern such as "breakdown_*") -> (unit, what it is)
     results: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # config -> (seconds, how they were counted): a lower bound on one point's run time, from the
+    # config alone, for the experiments where it is simple; a point past a day needs --force.
+    cost: Callable[[Any], tuple[float, str]] | None = None
+    # the one result field a one-line listing shows (default: the first documented number with a unit)
+    headline: str | None = None
 
     def result_doc(self, key: str) -> tuple[str, str] | None:
         """(unit, description) of a result field; nested fields match their dotted path."""
@@ -125,8 +130,19 @@ class Registry:
         if not self.has_experiment(name):
             load_systems()  # the error lists every known experiment
         if name not in self.experiments:
-            raise ConfigError(f"unknown experiment '{name}'; known: {', '.join(sorted(self.experiments))}")
+            raise ConfigError(self.unknown_experiment(name))
         return self.experiments[name]
+
+    def unknown_experiment(self, name: str) -> str:
+        """One line: a name under a known system lists that system's experiments only."""
+        system = str(name).partition(".")[0]
+        mine = sorted({e for e, exp in self.experiments.items() if exp.system == system}
+                      | {e for e in _DECLARED if e.partition(".")[0] == system})
+        if mine:
+            return f"unknown experiment '{name}'; {system}'s experiments: {', '.join(mine)}"
+        systems = sorted({exp.system for exp in self.experiments.values()})
+        return (f"unknown experiment '{name}'; experiments are named SYSTEM.NAME, systems: {', '.join(systems)} "
+                f"(`veil list SYSTEM` lists a system's)")
 
     def systems(self) -> list[str]:
         load_reproducers()  # a system may register nothing but its reproducer and CLI (trace)
@@ -172,7 +188,8 @@ def register_components(kind: str, docs: dict[str, str]) -> None:
 
 
 def register_experiment(name: str, config: type[ExperimentConfig], doc: str = "", exclusive: bool = False,
-                        results: dict[str, tuple[str, str]] | None = None):
+                        results: dict[str, tuple[str, str]] | None = None,
+                        cost: Callable[[Any], tuple[float, str]] | None = None, headline: str | None = None):
     """Decorator: `func(cfg) -> dict` becomes experiment `name` configured by `config`.
 
     `exclusive=True` marks an experiment that measures time on this machine: sweeps run its
@@ -183,7 +200,8 @@ def register_experiment(name: str, config: type[ExperimentConfig], doc: str = ""
 
     def deco(func):
         exp = Experiment(name=name, config=config, func=func, doc=doc or (func.__doc__ or "").strip().split("\n")[0],
-                         system=_system_of(func.__module__), exclusive=exclusive, results=dict(results or {}))
+                         system=_system_of(func.__module__), exclusive=exclusive, results=dict(results or {}),
+                         cost=cost, headline=headline)
         old = REGISTRY.experiments.get(name)
         if old is not None and old.func.__qualname__ != func.__qualname__:
             raise RuntimeError(f"experiment '{name}' registered twice")

@@ -149,6 +149,29 @@ def progress_line(enabled: bool, label: str):
         report_progress(0, 0, "")
 
 
+DAY_S = 86400.0
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:,.0f} days"
+    return f"{seconds / 3600:,.0f} hours"
+
+
+def check_cost(experiment: str, cfg: ExperimentConfig, where: str = "") -> None:
+    """Refuses a point whose run time, estimated from its config alone, is past a day: a typo
+    such as `requests_per_cpu = 1000000000000` would otherwise start a run of years in silence."""
+    exp = REGISTRY.experiment(experiment)
+    if exp.cost is None:
+        return
+    seconds, how = exp.cost(cfg)
+    if seconds > DAY_S:
+        from veil.core.errors import ConfigError
+
+        raise ConfigError(f"{where or experiment}: this point would run for at least {_duration(seconds)} "
+                          f"({how}), more than a day; give --force (force=True) to run it anyway")
+
+
 def run_experiment(experiment: str, cfg: ExperimentConfig, store: ResultStore | None,
                    force: bool = False, progress: bool = False) -> tuple[Record, bool]:
     """Returns (record, was_cached)."""
@@ -157,6 +180,8 @@ def run_experiment(experiment: str, cfg: ExperimentConfig, store: ResultStore | 
         hit = store.get(experiment, h, veil_version())
         if hit is not None:
             return hit, True
+    if not force:
+        check_cost(experiment, cfg)
     with progress_line(progress, experiment):
         result, elapsed = compute(experiment, cfg.model_dump(mode="json"))
     rec = make_record(experiment, cfg, result, elapsed)

@@ -7,12 +7,15 @@ cluster never needs the store and a bad point fails before any work starts.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import os
 import sys
+import types
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from multiprocessing import context as mp_context
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -20,7 +23,7 @@ from veil.core.config import (ExperimentConfig, apply_overrides, config_hash, re
                               set_dotted, split_experiment, validate)
 from veil.core.errors import ConfigError, VeilError
 from veil.core.registry import REGISTRY
-from veil.core.runner import compute, make_record, veil_version
+from veil.core.runner import check_cost, compute, make_record, veil_version
 from veil.core.store import Record, ResultStore
 
 SWEEP_KEYS = {"experiment", "base", "grid", "zip", "name"}
@@ -150,6 +153,8 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
             found[i] = hit
             out.cached += 1
         else:
+            if not force:
+                check_cost(experiment, cfg, f"point {i}")
             todo.append(i)
 
     if REGISTRY.experiment(experiment).exclusive:
@@ -157,6 +162,7 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
     client, own_client = (connect(scheduler) if isinstance(scheduler, str) else (scheduler, False)) \
         if (scheduler and todo) else (None, False)
     bar = _progress(len(todo), label, progress)
+    ticker = _Ticker(bar)
 
     def done(i: int, result: dict[str, Any] | None, elapsed: float, error: str | None) -> None:
         bar.update(1)
@@ -187,6 +193,7 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
             else:
                 _run_pool(experiment, payload, jobs, done)
     finally:
+        ticker.stop()
         bar.close()
         if own_client:
             client.close()
@@ -227,6 +234,29 @@ def _progress(total: int, label: str, enabled: bool):
                 leave=False, dynamic_ncols=True, mininterval=0.5)
 
 
+class _Ticker:
+    """Redraws a bar every second, so that its elapsed time runs while the first point (maybe
+    an hour long) has not finished: a bar at 0/N that never moves looks like a hang."""
+
+    def __init__(self, bar):
+        import threading
+
+        self._bar, self._stop = bar, threading.Event()
+        self._thread = None
+        if not getattr(bar, "disable", True):
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(1.0):
+            self._bar.refresh()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2)
+
+
 def _error_text(e: BaseException) -> str:
     return str(e) if isinstance(e, VeilError) else f"{type(e).__name__}: {e}"
 
@@ -236,7 +266,17 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
     import multiprocessing as mp
 
     # spawn, not fork: the parent may hold threads (Dask, rayon) that fork would copy mid-lock.
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
+    # A spawned worker re-runs the caller's script as `__mp_main__`; an unguarded script (no
+    # `if __name__ == "__main__":`) would then repeat its side effects and start a sweep inside
+    # the worker. The workers need only veil, so they start without the caller's main module,
+    # unless the experiment itself was registered by that script.
+    func = REGISTRY.experiment(experiment).func
+    if getattr(func, "__module__", "") == "__main__":
+        _refuse_unguarded(experiment, jobs)
+        ctx = mp.get_context("spawn")
+    else:
+        ctx = _NoMainContext()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
     try:
         futures = {pool.submit(compute, experiment, cfg): i for i, cfg in payload}
         for fut in as_completed(futures):
@@ -255,6 +295,55 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
             proc.terminate()
         raise
     pool.shutdown(wait=True)
+
+
+def _refuse_unguarded(experiment: str, jobs: int) -> None:
+    """An experiment registered by the caller's own script needs that script in every worker, so
+    the workers re-run it: a sweep called outside `if __name__ == "__main__":` would start again
+    in each of them. Refused before any point runs, naming the guard."""
+    import ast
+
+    main = sys.modules["__main__"]
+    path = getattr(main, "__file__", None)
+    frame = sys._getframe()
+    while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals is vars(main)):
+        frame = frame.f_back
+    if frame is None or not path:
+        return  # called from a function or an interactive session: nothing to tell
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError, ValueError):
+        return
+    line = frame.f_lineno
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) and "__name__" in ast.unparse(node.test) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            return
+    raise ConfigError(f"jobs={jobs}: {experiment} is registered by this script ({path}), so each worker re-runs "
+                      f"it; put the sweep under `if __name__ == \"__main__\":` (or use jobs=1)")
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """While a worker process is started, `__main__` is an empty module, so the worker's
+    preparation data names no script to re-import."""
+    real = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = real
+
+
+class _NoMainProcess(mp_context.SpawnProcess):
+    @staticmethod
+    def _Popen(process_obj):  # noqa: N802 - multiprocessing's name
+        with _main_hidden():
+            return mp_context.SpawnProcess._Popen(process_obj)
+
+
+class _NoMainContext(mp_context.SpawnContext):
+    Process = _NoMainProcess
 
 
 def connect(address: str):

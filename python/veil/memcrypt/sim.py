@@ -101,7 +101,7 @@ class MachineConfig(ExperimentConfig):
     fvt_size: int = Field(8, ge=1, le=64, description="frequent values in the FVT, N (paper: 8, 16, 32)")
     fvt_candidates: int = Field(256, ge=1, le=1 << 20, description="candidate filter entries of the FVT (power of two)")
     fvt_promote: int = Field(4, ge=1, le=1 << 16, description="sightings a candidate needs to enter the FVT")
-    freq_ghz: float = Field(1.0, gt=0, le=100, description="core clock, GHz (Table 2: 1)")
+    freq_ghz: float = Field(1.0, ge=0.01, le=100, description="core clock, GHz (Table 2: 1)")
     width: int = Field(8, ge=1, le=64, description="fetch/decode/dispatch/commit width (Table 2: 8)")
     ilp: float = Field(2.0, gt=0, le=64, description="sustained IPC between L2 misses (dispatch = min(width, ilp))")
     rob: int = Field(128, ge=1, le=1 << 16, description="reorder buffer entries")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -80,7 +80,7 @@ class LatencyLoadConfig(ExperimentConfig):
                                                          "injects at most one flit a cycle)")
     packet_size: int = Field(4, ge=1, le=4096, description="packet length in flits (requests)")
     include_self: bool = Field(True, description="uniform: a node may send to itself (BookSim does)")
-    hotspots: list[int] = Field([0], description="hotspot: hot nodes")
+    hotspots: list[Annotated[int, Field(ge=0)]] = Field([0], description="hotspot: hot nodes")
     hotspot_fraction: float = Field(0.2, ge=0.0, le=1.0, description="hotspot: fraction of packets to hot nodes")
     shift: int = Field(1, ge=0, description="shift: destination = source + shift (mod N)")
     request_reply: bool = Field(False, description="each request is answered by a reply (two message classes)")
@@ -213,7 +213,24 @@ RESULTS = {
 }
 
 
-@register_experiment("memnet.latency_load", LatencyLoadConfig, results=RESULTS,
+# A lower bound on the simulator's cost per router-cycle, 20x below the fastest measured (docs/memnet.md,
+# "Cost estimate"): a network and run length whose router-cycles alone would take more than a day
+# (k = 1024 in 3 dimensions) is refused unless --force.
+ROUTER_CYCLE_S_LOWER = 2e-8
+
+
+def latency_load_cost(cfg: LatencyLoadConfig) -> tuple[float, str]:
+    routers = {"mesh": cfg.k ** cfg.n, "torus": cfg.k ** cfg.n, "flatfly": cfg.k * cfg.k,
+               "dragonfly": cfg.a * (cfg.g if cfg.g is not None else cfg.a * cfg.h + 1)}.get(cfg.topology, 0)
+    # booksim mode runs its warm-up periods and at least one sample period; fixed mode both phases
+    cycles = (cfg.warmup_cycles + cfg.measure_cycles if cfg.mode == "fixed"
+              else cfg.sample_period * (cfg.warmup_periods + 1))
+    return routers * cycles * ROUTER_CYCLE_S_LOWER, (f"{routers:,} routers x {cycles:,} cycles at "
+                                                     f"{ROUTER_CYCLE_S_LOWER * 1e9:g} ns each, below the fastest measured")
+
+
+@register_experiment("memnet.latency_load", LatencyLoadConfig, results=RESULTS, headline="avg_packet_latency",
+                     cost=latency_load_cost,
                      doc="one memnet simulation at one offered load: latency, throughput, hops, "
                          "channel utilisation, saturation")
 def latency_load(cfg: LatencyLoadConfig) -> dict:

@@ -8,17 +8,18 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import ConfigDict, Field, create_model, model_validator
 
 from veil import _native
 from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_component, register_experiment
+from veil.core.config import ConfigTable
 
 from . import engine
 
 __all__ = ["MemSysConfig", "SecureParams", "to_rust_config", "simulate", "default_config", "ghost_dummies_analytic"]
 
 
-class SecureParams(BaseModel):
+class SecureParams(ConfigTable):
     """The `[secure]` table: parameters of the secure routing algorithms (docs/memnet.md)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -74,7 +75,7 @@ class MemSysConfig(ExperimentConfig):
     row_bytes: int = Field(256, ge=64, description="row buffer bytes")
     address_mapping: str = Field("RW:VL:CB:LY:CLL", description="address fields, most significant first (RW, VL, CB, LY, BK, CL, CLL)")
     page_policy: str = Field("closed", description="closed or open")
-    tck_ns: float = Field(0.8, gt=0, description="DRAM clock period, also the network cycle")
+    tck_ns: float = Field(0.8, ge=0.05, le=100, description="DRAM clock period, also the network cycle")
     trp_ns: float = Field(7.7, ge=0, description="precharge")
     tccd_ns: float = Field(3.2, ge=0, description="column to column")
     trcd_ns: float = Field(10.2, ge=0, description="activate to column")
@@ -91,7 +92,7 @@ class MemSysConfig(ExperimentConfig):
     rob: int = Field(128, ge=1, description="reorder buffer: instructions a core runs past its oldest load miss")
     issue_width: float = Field(4.0, gt=0, description="instructions the core dispatches per cycle between misses")
     ipc: float = Field(2.0, gt=0, description="instructions per core cycle between misses")
-    cpu_ghz: float = Field(2.0, gt=0, description="core clock")
+    cpu_ghz: float = Field(2.0, ge=0.01, le=100, description="core clock")
     # workload
     workload: ComponentName("memnet.workload") = Field("uniform", description="miss stream per core")
     requests_per_cpu: int = Field(2000, ge=1, description="records (fills and writebacks) per core")
@@ -274,7 +275,22 @@ MEMSYS_RESULTS = {
 }
 
 
-@register_experiment("memnet.memsys", MemSysConfig, results=MEMSYS_RESULTS,
+# A lower bound on the model's cost per record (one fill or writeback of one CPU), below the
+# fastest configuration measured (docs/memnet.md, "Cost estimate"): a config whose records alone
+# would take more than a day is refused unless --force.
+RECORD_S_LOWER = 1e-6
+
+
+def memsys_cost(cfg: MemSysConfig) -> tuple[float, str]:
+    if cfg.workload == "trace":
+        return 0.0, "the trace sets the records"
+    records = cfg.requests_per_cpu * cfg.cpus
+    return records * RECORD_S_LOWER, (f"requests_per_cpu = {cfg.requests_per_cpu} x cpus = {cfg.cpus} records "
+                                      f"at {RECORD_S_LOWER * 1e6:g} us each, the model's fastest")
+
+
+@register_experiment("memnet.memsys", MemSysConfig, results=MEMSYS_RESULTS, cost=memsys_cost,
+                     headline="runtime_cycles",
                      doc="a program on a memory-centric network: runtime, read latency, DRAM, "
                          "OTP stalls and storage, functional encryption checks")
 def memsys(cfg: MemSysConfig) -> dict:

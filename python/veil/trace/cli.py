@@ -88,6 +88,8 @@ def cmd_stats(args) -> int:
 
     if not 1 <= args.top <= 1 << 20:
         raise ConfigError(f"--top {args.top}: must be in 1..1048576")
+    if Path(args.file).is_dir():
+        raise ConfigError(f"{args.file}: is a directory, expected a trace file (.vtr)")
     try:
         s = trace_stats(args.file, tuple(sorted({8, 16, 32, args.top})))
     except TraceFormatError as e:

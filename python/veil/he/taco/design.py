@@ -294,8 +294,8 @@ def select(res: dict, cap_w: float = POWER_CAP_W, within: float = WITHIN) -> int
     of the best runtime and whose energy is within 1% of the best energy among those."""
     ok = res["power_w"] <= cap_w
     if not ok.any():
-        raise ConfigError(f"power cap: no design meets {cap_w * 1e3:.1f} mW; the lowest reachable "
-                          f"is {res['power_w'].min() * 1e3:.1f} mW")
+        raise ConfigError(f"power_cap_mw = {cap_w * 1e3:.4g}: no design draws this little power; the "
+                          f"lowest reachable is {res['power_w'].min() * 1e3:.4g} mW")
     t = np.where(ok, res["time_s"], np.inf)
     c1 = t <= t.min() * (1 + within)
     e = np.where(c1, res["energy_j"], np.inf)
