@@ -86,7 +86,8 @@ fn packets_decrypt_only_with_their_pairs_key_and_rekey_at_saturation() {
     let mut rng = SystemRandom::new();
     let m = Manufacturer::new(&mut rng).unwrap();
     let (cpus, modules) = parts(&m, 2, 3, &mut rng);
-    let limit = 4;
+    // 16 pad blocks per key: four 64-byte packets.
+    let limit = 16;
     let mut sender = keyx::boot(&cpus, &modules, &m.public(), limit).unwrap();
     // The module ends hold the same keys (the exchange's two views are equal).
     let mut receiver = keyx::Booted { pairs: sender.pairs.clone(), modules: 3 };
@@ -109,10 +110,10 @@ fn packets_decrypt_only_with_their_pairs_key_and_rekey_at_saturation() {
         }
         // The pair's receiver, stepping its own counter (and re-keying at the same point), recovers it.
         let mut got = packet.clone();
-        assert_eq!(receiver.pair(c, d).forward.seal(&mut got), ctr);
+        assert_eq!(receiver.pair(c, d).forward.open(&mut got), ctr);
         assert_eq!(got, plain);
     }
-    // Each pair sent 5 packets with a limit of 4 pads per key: every pair re-keyed once.
+    // Each pair sent 5 packets of 4 blocks with 16 blocks per key: every pair re-keyed once.
     assert!(sender.pairs.iter().all(|p| p.forward.epoch == 1));
     assert_eq!(seen_keys.len(), 12);
 }
@@ -136,4 +137,106 @@ fn a_module_to_module_exchange_checks_both_roles() {
         }
     });
     assert!(matches!(r, Err(KeyxError::Certificate(_))), "{:?}", r.map(|_| ()));
+}
+
+/// The counter blocks a sealed all-zero payload used, read back from the pad itself: each full
+/// 16-byte block of the pad is AES(key, counter block), so decrypting it under the key gives the
+/// block the engine really encrypted (not the counter it reports). A partial last block is
+/// checked against the next block after the full ones.
+fn used_blocks(key: &[u8; 16], pad: &[u8]) -> Vec<[u8; 16]> {
+    use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit};
+    let aes = aes::Aes128::new(key.into());
+    let mut blocks: Vec<[u8; 16]> = Vec::new();
+    for chunk in pad.chunks(16) {
+        if chunk.len() == 16 {
+            let mut b = aes::Block::clone_from_slice(chunk);
+            aes.decrypt_block(&mut b);
+            blocks.push(b.into());
+        } else {
+            // The tail's block follows the last full one (or is the packet's first block).
+            let next = match blocks.last() {
+                Some(prev) => {
+                    let mut n = *prev;
+                    let c = u32::from_be_bytes(n[12..].try_into().unwrap()).wrapping_add(1);
+                    n[12..].copy_from_slice(&c.to_be_bytes());
+                    n
+                }
+                None => panic!("a packet under 16 bytes: use used_first_block"),
+            };
+            let mut e = aes::Block::from(next);
+            aes.encrypt_block(&mut e);
+            assert_eq!(&e[..chunk.len()], chunk, "the tail's pad is not the block after the full ones");
+            blocks.push(next);
+        }
+    }
+    blocks
+}
+
+#[test]
+fn no_pad_block_is_used_twice_across_consecutive_packets() {
+    use aes::cipher::{BlockEncrypt, KeyInit};
+    let mut rng = SystemRandom::new();
+    let m = Manufacturer::new(&mut rng).unwrap();
+    let (cpus, modules) = parts(&m, 1, 1, &mut rng);
+    let lengths = [1usize, 15, 16, 17, 64, 1000, 0, 31, 32, 33, 80, 5, 48, 200, 16, 1];
+    // A small key range (re-keying every few packets) and a large one (no re-keying).
+    for limit in [70u32, 1 << 20] {
+        let booted = keyx::boot(&cpus, &modules, &m.public(), limit).unwrap();
+        let f = &booted.pairs[0].forward;
+        let (mut tx, mut tx2, mut rx) = (f.clone(), f.clone(), f.clone());
+        let mut seen = std::collections::HashSet::new();
+        let mut total = 0usize;
+        for round in 0..12 {
+            for (i, &len) in lengths.iter().enumerate() {
+                let mut pad = vec![0u8; len];
+                let ctr = tx.seal(&mut pad);
+                let blocks = if len == 0 {
+                    vec![]
+                } else if len < 16 {
+                    // One partial block: it must be the block `nonce || ctr` under the current key.
+                    let mut iv = [0u8; 16];
+                    iv[..12].copy_from_slice(&tx.nonce);
+                    iv[12..].copy_from_slice(&ctr.to_be_bytes());
+                    let mut e = aes::Block::from(iv);
+                    aes::Aes128::new((&tx.key).into()).encrypt_block(&mut e);
+                    assert_eq!(&e[..len], &pad[..], "packet {i}'s pad is not AES(key, nonce || counter)");
+                    vec![iv]
+                } else {
+                    used_blocks(&tx.key, &pad)
+                };
+                for b in blocks {
+                    assert!(seen.insert((tx.key, b)), "limit {limit}, round {round}, packet {i} ({len} bytes) reuses a pad block");
+                    total += 1;
+                }
+                // The same packet's plaintext, sealed by a second sender in step with the first,
+                // opens at the receiver (which steps its own counter and re-keys at the same point).
+                let plain: Vec<u8> = (0..len).map(|b| (b * 31 + i + round) as u8).collect();
+                let mut wire = plain.clone();
+                assert_eq!(tx2.seal(&mut wire), ctr);
+                let expect: Vec<u8> = plain.iter().zip(&pad).map(|(p, k)| p ^ k).collect();
+                assert_eq!(wire, expect);
+                assert_eq!(rx.open(&mut wire), ctr);
+                assert_eq!(wire, plain);
+                assert_eq!((rx.key, rx.counter, rx.epoch), (tx.key, tx.counter, tx.epoch));
+            }
+        }
+        let expected: usize = 12 * lengths.iter().map(|l| l.div_ceil(16)).sum::<usize>();
+        assert_eq!(total, expected);
+        if limit == 70 {
+            assert!(tx.epoch >= 10, "the small range re-keys (epoch {})", tx.epoch);
+        } else {
+            assert_eq!(tx.epoch, 0);
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "does not fit a key's range")]
+fn a_packet_longer_than_a_keys_range_is_refused() {
+    let mut rng = SystemRandom::new();
+    let m = Manufacturer::new(&mut rng).unwrap();
+    let (cpus, modules) = parts(&m, 1, 1, &mut rng);
+    let mut k = keyx::boot(&cpus, &modules, &m.public(), 4).unwrap().pairs[0].forward.clone();
+    // 5 blocks under a 4-block range: sealing it would wrap onto blocks already used.
+    k.seal(&mut [0u8; 65]);
 }
