@@ -240,3 +240,110 @@ fn a_packet_longer_than_a_keys_range_is_refused() {
     // 5 blocks under a 4-block range: sealing it would wrap onto blocks already used.
     k.seal(&mut [0u8; 65]);
 }
+
+fn refused(r: Result<(keyx::PairKeys, keyx::PairKeys), KeyxError>) -> KeyxError {
+    match r {
+        Err(e) => e,
+        Ok(_) => panic!("the exchange was accepted"),
+    }
+}
+
+#[test]
+fn a_tampered_attestation_is_refused() {
+    let mut rng = SystemRandom::new();
+    let m = Manufacturer::new(&mut rng).unwrap();
+    let (cpus, modules) = parts(&m, 1, 1, &mut rng);
+    let pk = m.public();
+    // One bit of either certificate (its signature, device key, id or role) or of either
+    // transcript signature changed in flight.
+    type Edit = fn(&mut keyx::Wire);
+    let edits: [(u8, &str, Edit); 7] = [
+        (1, "initiator certificate signature", |w| w.initiator_cert.signature[3] ^= 1),
+        (1, "initiator device key", |w| w.initiator_cert.public[0] ^= 1),
+        (2, "responder certificate signature", |w| w.responder_cert.signature[60] ^= 0x80),
+        (2, "responder device key", |w| w.responder_cert.public[31] ^= 1),
+        (2, "responder role", |w| w.responder_cert.role = Role::Cpu),
+        (2, "responder transcript signature", |w| w.responder_signature[0] ^= 1),
+        (3, "initiator transcript signature", |w| w.initiator_signature[63] ^= 1),
+    ];
+    for (step, what, edit) in edits {
+        let e = refused(keyx::exchange(&cpus[0], &modules[0], &pk, 1 << 20, &mut rng, &mut |w, s| {
+            if s == step {
+                edit(w)
+            }
+        }));
+        assert!(matches!(e, KeyxError::Certificate(_) | KeyxError::Transcript(_)), "{what}: {e}");
+    }
+}
+
+#[test]
+fn a_wrong_peer_key_is_refused() {
+    let mut rng = SystemRandom::new();
+    let m = Manufacturer::new(&mut rng).unwrap();
+    let (cpus, modules) = parts(&m, 1, 1, &mut rng);
+    // The parts check certificates against another manufacturer's key: nothing verifies.
+    let other = Manufacturer::new(&mut rng).unwrap();
+    let e = refused(keyx::exchange(&cpus[0], &modules[0], &other.public(), 1 << 20, &mut rng, &mut |_, _| {}));
+    assert!(matches!(e, KeyxError::Certificate(_)), "{e}");
+    // A part that shows module 0's genuine certificate but holds another device key (it cannot
+    // sign the transcript with the certified key).
+    let thief = Device::uncertified(Role::Module, 0, &mut rng).unwrap();
+    let stolen = modules[0].cert.clone();
+    let e = refused(keyx::exchange(&cpus[0], &thief, &m.public(), 1 << 20, &mut rng, &mut |w, s| {
+        if s == 2 {
+            w.responder_cert = stolen.clone();
+        }
+    }));
+    assert!(matches!(e, KeyxError::Transcript(_)), "{e}");
+    // A genuine certificate whose device key is swapped for the attacker's: the manufacturer's
+    // signature no longer covers it.
+    let e = refused(keyx::exchange(&cpus[0], &thief, &m.public(), 1 << 20, &mut rng, &mut |w, s| {
+        if s == 2 {
+            let public = w.responder_cert.public.clone();
+            w.responder_cert = keyx::Certificate { public, ..stolen.clone() };
+        }
+    }));
+    assert!(matches!(e, KeyxError::Certificate(_)), "{e}");
+}
+
+#[test]
+fn a_replayed_handshake_is_refused() {
+    let mut rng = SystemRandom::new();
+    let m = Manufacturer::new(&mut rng).unwrap();
+    let (cpus, modules) = parts(&m, 1, 1, &mut rng);
+    let pk = m.public();
+    // An earlier boot's exchange, recorded off the link.
+    let mut old = None;
+    keyx::exchange(&cpus[0], &modules[0], &pk, 1 << 20, &mut rng, &mut |w, s| {
+        if s == 3 {
+            old = Some(w.clone());
+        }
+    })
+    .unwrap();
+    let old = old.unwrap();
+    // Replayed to the module: the CPU's old ephemeral key and old signature (the module's fresh
+    // ephemeral key is not in the old transcript).
+    let o = old.clone();
+    let e = refused(keyx::exchange(&cpus[0], &modules[0], &pk, 1 << 20, &mut rng, &mut |w, s| match s {
+        1 => w.initiator_ephemeral = o.initiator_ephemeral.clone(),
+        3 => w.initiator_signature = o.initiator_signature.clone(),
+        _ => {}
+    }));
+    assert!(matches!(e, KeyxError::Transcript(_)), "{e}");
+    // Replayed to the CPU: the module's old answer (its ephemeral key and signature).
+    let o = old.clone();
+    let e = refused(keyx::exchange(&cpus[0], &modules[0], &pk, 1 << 20, &mut rng, &mut |w, s| {
+        if s == 2 {
+            w.responder_ephemeral = o.responder_ephemeral.clone();
+            w.responder_signature = o.responder_signature.clone();
+        }
+    }));
+    assert!(matches!(e, KeyxError::Transcript(_)), "{e}");
+    // Only the CPU's final signature replayed.
+    let e = refused(keyx::exchange(&cpus[0], &modules[0], &pk, 1 << 20, &mut rng, &mut |w, s| {
+        if s == 3 {
+            w.initiator_signature = old.initiator_signature.clone();
+        }
+    }));
+    assert!(matches!(e, KeyxError::Transcript(_)), "{e}");
+}
