@@ -161,7 +161,7 @@ fn used_blocks(key: &[u8; 16], pad: &[u8]) -> Vec<[u8; 16]> {
                     n[12..].copy_from_slice(&c.to_be_bytes());
                     n
                 }
-                None => panic!("a packet under 16 bytes: use used_first_block"),
+                None => panic!("a packet under 16 bytes has no full block to read the counter from"),
             };
             let mut e = aes::Block::from(next);
             aes.encrypt_block(&mut e);

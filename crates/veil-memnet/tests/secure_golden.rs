@@ -31,7 +31,10 @@ fn fnv(o: &veil_memnet::memsys::observed::Observed) -> u64 {
     h
 }
 
-fn run(alg: &str, seed: u64) -> (u64, u64, usize, usize, u64) {
+/// (runtime cycles, dummies, injections, channel traversals, FNV-1a of every event).
+type Seen = (u64, u64, usize, usize, u64);
+
+fn run(alg: &str, seed: u64) -> Seen {
     let mut c = MemSysConfig::default();
     c.cpu.count = 4;
     c.workload.requests_per_cpu = 10;
@@ -50,8 +53,7 @@ fn constant_rate_and_broadcast_observations_are_unchanged() {
         .iter()
         .map(|&(a, s)| (a, s, run(a, s)))
         .collect();
-    // (runtime cycles, dummies, injections, channel traversals, FNV-1a of every event).
-    let want: [(&str, u64, (u64, u64, usize, usize, u64)); 4] = [
+    let want: [(&str, u64, Seen); 4] = [
         ("constant_rate", 0, (47628, 24658, 24738, 111561, 11627120460646975831)),
         ("constant_rate", 2, (47240, 24443, 24523, 110582, 13845304910949421957)),
         ("broadcast", 0, (1755, 2420, 5120, 15280, 8458101716304839791)),
