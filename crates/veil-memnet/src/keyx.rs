@@ -18,10 +18,11 @@
 //! 5. Both compute the X25519 secret and HKDF-SHA256 (salt = transcript, info = `KDF_LABEL ||
 //!    ids`) expands it into the pair's keys: an AES-128 key and a 96-bit nonce per direction.
 //!    Ephemeral keys are fresh each boot, so two boots give unrelated keys.
-//! 6. Re-keying: a pad is AES(key, nonce || counter); when a direction's counter reaches its
-//!    limit, both ends step the key forward (HKDF-expand of the current key with the epoch)
-//!    and restart the counter, so no (key, nonce, counter) repeats and an old key reveals no
-//!    later pad.
+//! 6. Pads and re-keying: a pad block is AES(key, nonce || counter); a packet takes as many
+//!    consecutive counter blocks as it has 16-byte blocks, after the previous packet's. When a
+//!    packet's blocks would pass the direction's limit, both ends step the key forward
+//!    (HKDF-expand of the current key with the epoch) and restart the counter, so no
+//!    (key, nonce, counter block) repeats and an old key reveals no later pad.
 
 use aes::cipher::{KeyIvInit, StreamCipher};
 use std::collections::HashMap;
@@ -183,24 +184,38 @@ fn verify_transcript(cert: &Certificate, transcript: &[u8], sig: &[u8]) -> Resul
 }
 
 /// One direction's OTP keying: an AES-128 key, a 96-bit nonce and the pad counter.
+///
+/// The counter counts 16-byte pad blocks, not packets: a packet of `b` bytes takes the
+/// `ceil(b / 16)` counter blocks `nonce || counter ..` that follow the previous packet's, so
+/// no counter block (and so no pad block) is used twice under one key. A packet never
+/// straddles two keys: when its blocks would pass `limit`, the key is stepped forward first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirectionKeys {
     pub key: [u8; 16],
     pub nonce: [u8; 12],
+    /// The next unused counter block under the current key.
     pub counter: u32,
     pub epoch: u32,
-    /// Pads per key before it is stepped forward (the counter's range).
+    /// Counter blocks (16-byte pad blocks) per key before it is stepped forward.
     pub limit: u32,
 }
 
 impl DirectionKeys {
-    /// The next pad's (key, nonce, counter), stepping the key forward when the counter is spent.
-    fn next(&mut self) -> ([u8; 16], [u8; 12], u32) {
-        if self.counter >= self.limit {
+    /// Reserves `blocks` consecutive counter blocks, stepping the key forward when the current
+    /// key's range cannot hold them all: the (key, nonce, first counter block) to use.
+    fn reserve(&mut self, blocks: u32) -> ([u8; 16], [u8; 12], u32) {
+        assert!(
+            blocks <= self.limit,
+            "a packet of {blocks} pad blocks does not fit a key's range of {} blocks",
+            self.limit
+        );
+        // u64: counter + blocks may pass u32::MAX; counter + blocks <= limit <= u32::MAX keeps
+        // the last block (counter + blocks - 1) below the 32-bit counter's wrap.
+        if self.counter as u64 + blocks as u64 > self.limit as u64 {
             self.rekey();
         }
         let c = self.counter;
-        self.counter += 1;
+        self.counter += blocks;
         (self.key, self.nonce, c)
     }
 
@@ -227,11 +242,20 @@ impl DirectionKeys {
         self.counter = 0;
     }
 
-    /// Encrypts (or decrypts) one packet's payload with the next pad.
+    /// The sender: encrypts one packet's payload with the next `ceil(len / 16)` pad blocks.
+    /// Returns the packet's first counter block (under the key now in `self.key`).
     pub fn seal(&mut self, payload: &mut [u8]) -> u32 {
-        let (k, n, c) = self.next();
+        let blocks = u32::try_from(payload.len().div_ceil(16)).expect("a packet of fewer than 2^32 pad blocks");
+        let (k, n, c) = self.reserve(blocks);
         otp(&k, &n, c, payload);
         c
+    }
+
+    /// The receiver, in step with the sender (same packets, same lengths, same order):
+    /// decrypts one packet, taking the same counter blocks and re-keying at the same point.
+    pub fn open(&mut self, payload: &mut [u8]) -> u32 {
+        // AES-CTR is its own inverse: opening takes exactly the blocks sealing took.
+        self.seal(payload)
     }
 }
 
