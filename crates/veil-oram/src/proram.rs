@@ -227,6 +227,12 @@ pub struct ProOram {
     /// The buffers' size, for `stats` (which must not wait for a running shuffle).
     buffer_bytes: Arc<AtomicU64>,
     weights: Arc<Mutex<shuffle::Weights>>,
+    /// Requests take turns on this lock for their whole run, waits included, so that they stay
+    /// one at a time on the clock; the engine's state (`inner`) is never held across a wait,
+    /// so stats, the epoch and a hand-over's bookkeeping never wait for a held reply.
+    turn: Mutex<()>,
+    /// The served epoch's number, readable without `inner` (the service reads it in async code).
+    epoch_no: AtomicU64,
     inner: Mutex<Inner>,
 }
 
@@ -369,6 +375,8 @@ impl ProOram {
             buffer_bytes: buffers.gauge(),
             buffers: Arc::new(Mutex::new(buffers)),
             weights: Arc::new(Mutex::new(shuffle::Weights::default())),
+            turn: Mutex::new(()),
+            epoch_no: AtomicU64::new(st.epoch),
             inner: Mutex::new(Inner {
                 epoch,
                 cache: HashMap::new(),
@@ -434,12 +442,15 @@ impl ProOram {
             return Err(OramError::UnknownBlock { id, n_blocks: n });
         }
         let t = self.geom.epoch_len;
+        let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
         let mut g = self.inner.lock().unwrap();
         if g.used >= t {
-            // the last hand-over failed: rebuild the next epoch now
+            // the last hand-over failed (a storage error): rebuild the next epoch now, waiting
+            // for that shuffle without holding the engine's state
             if g.pending.is_none() && g.ready.is_empty() {
                 self.start_shuffle(&mut g);
             }
+            g = self.join_outside(g);
             self.hand_over(&mut g, std::time::Instant::now())?;
         }
         self.run_ahead(&mut g);
@@ -503,20 +514,36 @@ impl ProOram {
             inner.peak_cached = inner.peak_cached.max(inner.slab_used as u64);
             opened
         };
+        let period = g.period;
         if g.used == t {
             // the new epoch's clock runs on from this request's due time; on failure the next
             // request retries the hand-over before it is served
             let start = if self.cfg.pace { due } else { std::time::Instant::now() };
+            g = self.join_outside(g);
             let _ = self.hand_over(&mut g, start);
-        } else if self.cfg.pace {
-            if let Some(share) = share {
+            drop(g);
+        } else {
+            drop(g);
+            if let (true, Some(share)) = (self.cfg.pace, share) {
+                // ends at the share or when the shuffle thread ends, whichever way it ends
                 self.progress.wait_for(share, &self.shuffle_done);
             }
         }
         if self.cfg.pace {
-            sleep_until(due, g.period);
+            sleep_until(due, period);
         }
         result
+    }
+
+    /// When the hand-over must join the shuffle in flight (no epoch built ahead), waits for it
+    /// to end with the engine's state released, and takes the state back.
+    fn join_outside<'a>(&'a self, g: std::sync::MutexGuard<'a, Inner>) -> std::sync::MutexGuard<'a, Inner> {
+        if g.ready.is_empty() && g.pending.as_ref().is_some_and(|p| !p.handle.is_finished()) {
+            drop(g);
+            self.progress.wait_for(u64::MAX, &self.shuffle_done);
+            return self.inner.lock().unwrap();
+        }
+        g
     }
 
     /// Epochs the shuffle may have built ahead of the served one (from the storage's layout).
@@ -551,7 +578,7 @@ impl ProOram {
 
     /// The number of the epoch being served (it only grows, across restarts too).
     pub fn epoch(&self) -> u64 {
-        self.inner.lock().unwrap().epoch.number
+        self.epoch_no.load(Ordering::SeqCst)
     }
 
     /// Test hook (the adversary does not know it): the slot that holds block `id` now.

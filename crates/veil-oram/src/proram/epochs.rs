@@ -85,6 +85,10 @@ impl ProOram {
         let work_region = self.work_region();
         g.written[work_region as usize] = true;
         let handle = std::thread::spawn(move || {
+            // Whatever way this thread ends (an error at any storage call, a panic), the
+            // shuffle is marked done and every waiting request woken: a request waits for its
+            // share only until then, and the hand-over then finds the failure when it joins.
+            let _ended = Ended { done: done.clone(), progress: progress.clone() };
             let t0 = std::time::Instant::now();
             put_state(&*storage, &master, &state)?;
             if crash_after_state {
@@ -124,8 +128,6 @@ impl ProOram {
                 let staged: f64 = stage_secs.iter().sum();
                 w.overhead = ((t0.elapsed().as_secs_f64() - staged).max(0.0) * 1e9) as u64;
             }
-            done.store(true, Ordering::SeqCst);
-            progress.wake();
             r.map(|_| route2)
         });
         g.pending = Some(Pending { handle, next, plan: (perm2, k1n) });
@@ -159,6 +161,7 @@ impl ProOram {
         if armed {
             crash_if(&self.failpoint, "handover-before-state");
         }
+        self.epoch_no.store(next.number, Ordering::SeqCst);
         g.epoch = next;
         g.cache.clear();
         g.slab_used = 0;
@@ -214,6 +217,20 @@ impl ProOram {
 
     pub(super) fn work_region(&self) -> u32 {
         self.epoch_regions
+    }
+}
+
+/// Marks the shuffle done and wakes its waiters when dropped, i.e. on every way out of the
+/// shuffle thread, early returns and unwinding included.
+struct Ended {
+    done: Arc<AtomicBool>,
+    progress: Arc<Progress>,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        self.progress.wake();
     }
 }
 
