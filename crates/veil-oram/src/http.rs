@@ -182,6 +182,7 @@ struct State {
     permits: Arc<Semaphore>,
     /// Set after the first failed storage check is logged at `Info`.
     logged_failure: std::sync::atomic::AtomicBool,
+    outage: crate::ops::Outage,
 }
 
 fn mac(key: &hmac::Key, parts: &[&[u8]]) -> [u8; 32] {
@@ -403,8 +404,13 @@ async fn read(st: &Arc<State>, body: &[u8]) -> (Reply, bool) {
             None => false,
         }
     };
-    if let Some(e) = failure {
-        log_failure(st, id, e);
+    match failure {
+        Some(e) => log_failure(st, id, e),
+        None => {
+            if let Some(line) = st.outage.served() {
+                log_line(st, line);
+            }
+        }
     }
     if !sealed {
         return (error(StatusCode::UNAUTHORIZED, "session", "unknown session: POST /session again"), true);
@@ -422,6 +428,17 @@ async fn read(st: &Arc<State>, body: &[u8]) -> (Reply, bool) {
 /// this reply more than any other). See `LogLevel` for what each level says.
 fn log_failure(st: &Arc<State>, id: u64, e: OramError) {
     use std::sync::atomic::Ordering;
+    // a storage error (descriptors, disk, Redis) is an outage, told at its start and its end;
+    // only a failed authentication says the store was modified
+    if !matches!(e, OramError::Tamper { .. }) {
+        let cause = e.to_string();
+        if let Some(line) = st.outage.failed(&cause) {
+            log_line(st, line);
+        }
+        if st.cfg.log != LogLevel::Debug {
+            return;
+        }
+    }
     let line = match st.cfg.log {
         LogLevel::Off => return,
         LogLevel::Debug => format!("veil oram serve: debug: block {id}: {e}"),
@@ -429,12 +446,19 @@ fn log_failure(st: &Arc<State>, id: u64, e: OramError) {
             if st.logged_failure.swap(true, Ordering::Relaxed) {
                 return;
             }
-            let what = if matches!(e, OramError::Tamper { .. }) { "storage failed authentication" } else { "storage error" };
-            format!("veil oram serve: {what}: the store was modified or damaged; affected requests get an integrity \
-                     error (further failures are not logged at this level: their times would tell which requests repeat)")
+            format!("veil oram serve: storage failed authentication: the store was modified or damaged; affected \
+                     requests get an integrity error (further failures are not logged at this level: their times \
+                     would tell which requests repeat)")
         }
     };
-    tokio::task::spawn_blocking(move || eprintln!("{line}"));
+    log_line(st, line);
+}
+
+/// Writes one log line off the reply's path (nothing at `Off`).
+fn log_line(st: &State, line: String) {
+    if st.cfg.log != LogLevel::Off {
+        tokio::task::spawn_blocking(move || eprintln!("{line}"));
+    }
 }
 
 /// A running server: its address and the means to stop it.
@@ -463,8 +487,14 @@ fn bind(cfg: &ServeConfig) -> Result<std::net::TcpListener> {
     Ok(l)
 }
 
-fn state(store: Arc<Store>, cfg: ServeConfig) -> Result<(Arc<State>, Option<tokio_rustls::TlsAcceptor>)> {
+fn state(store: Arc<Store>, mut cfg: ServeConfig) -> Result<(Arc<State>, Option<tokio_rustls::TlsAcceptor>)> {
     check_token(&cfg.token)?;
+    // every socket held, parked or authenticated is a descriptor: without enough of them the
+    // storage's own opens fail (EMFILE) while sockets pile up
+    let line = crate::ops::fit_descriptors(cfg.max_connections, &mut cfg.admit);
+    if cfg.log != LogLevel::Off {
+        eprintln!("{line}");
+    }
     if cfg.tls.is_none() && !is_loopback(&cfg.host) {
         return Err(OramError::Config(format!(
             "plaintext serving on {}: only on a loopback address (without TLS one observed handshake lets \
@@ -480,7 +510,7 @@ fn state(store: Arc<Store>, cfg: ServeConfig) -> Result<(Arc<State>, Option<toki
     let sessions = Mutex::new(Sessions::new(cfg.max_sessions));
     let permits = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let logged_failure = Default::default();
-    Ok((Arc::new(State { store, cfg, auth, sessions, permits, logged_failure }), tls))
+    Ok((Arc::new(State { store, cfg, auth, sessions, permits, logged_failure, outage: Default::default() }), tls))
 }
 
 /// Refuses a token shorter than MIN_TOKEN_CHARS.
@@ -591,8 +621,12 @@ async fn serve_on(
         });
     }
     drop(listener);
-    let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
 }
+
+/// How long connections get to finish when the server stops: SIGTERM must stop it within a
+/// second whatever the clients do.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
@@ -614,7 +648,11 @@ impl Server {
         let (tx, rx) = tokio::sync::watch::channel(false);
         let thread = std::thread::Builder::new()
             .name("veil-oram-http".into())
-            .spawn(move || rt.block_on(serve_on(listener, st, tls, rx)))?;
+            .spawn(move || {
+                rt.block_on(serve_on(listener, st, tls, rx));
+                // a request still inside the engine finishes on its own; nobody waits for it
+                rt.shutdown_timeout(Duration::from_millis(100));
+            })?;
         Ok(Server { addr, stop: Some(tx), thread: Some(thread) })
     }
 
@@ -646,13 +684,13 @@ pub enum Stopped {
 }
 
 /// Serves in the calling thread until SIGINT or SIGTERM, then shuts down gracefully (connections
-/// get up to 5 s to finish). `ready` is called with the bound address before the first accept.
+/// get up to SHUTDOWN_GRACE to finish). `ready` is called with the bound address before the first accept.
 pub fn serve_until_signal(store: Arc<Store>, cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<Stopped> {
     let (st, tls) = state(store, cfg)?;
     let listener = bind(&st.cfg)?;
     let addr = listener.local_addr()?;
     let rt = runtime()?;
-    rt.block_on(async move {
+    let how = rt.block_on(async move {
         use tokio::signal::unix::{signal, SignalKind};
         let mut int = signal(SignalKind::interrupt()).map_err(|e| OramError::Io(e.to_string()))?;
         let mut term = signal(SignalKind::terminate()).map_err(|e| OramError::Io(e.to_string()))?;
@@ -666,5 +704,7 @@ pub fn serve_until_signal(store: Arc<Store>, cfg: ServeConfig, ready: impl FnOnc
         let _ = tx.send(true);
         let _ = server.await;
         Ok(how)
-    })
+    });
+    rt.shutdown_timeout(Duration::from_millis(100));
+    how
 }
