@@ -2,7 +2,8 @@
 //! operator asks for plaintext. The engine stays plain Rust; this module only carries requests
 //! to it and sealed replies back.
 //!
-//! Protocol (version 1; `python/veil/oram/protocol.py` is the client side):
+//! Protocol (version 2; `python/veil/oram/protocol.py` is the client side; the key-derivation
+//! labels below kept version 1's names):
 //! * `K_auth = HMAC-SHA256(token, "veil-oram/1 auth")`. The token itself never leaves either side.
 //! * `POST /session`, body `{"client_pub": hex, "mac": hex}`: an ephemeral X25519 public key and
 //!   `HMAC(K_auth, "veil-oram/1 hello" || client_pub)`. The server answers with its own ephemeral
@@ -13,8 +14,11 @@
 //!   and a replayed hello opens a session nobody can use.
 //! * `POST /read`, body `sid (16) || counter (8, big-endian) || AES-256-GCM(id as u64 LE)`: the
 //!   counter must grow within a session (replays are refused) and is the nonce, with a direction
-//!   byte. The reply is always `AES-256-GCM(status (1) || B bytes)`: success, unknown block and
-//!   failed authentication of the storage all look alike on the wire (same size, same clock).
+//!   byte. The reply is always `AES-256-GCM(status (1) || epoch (8, big-endian) || B bytes)`:
+//!   success, unknown block and failed authentication of the storage all look alike on the wire
+//!   (same size, same clock). `epoch` is `ProOram::served_epochs` (epochs ended by requests, as
+//!   durably recorded), which the client checks on every reply against the highest it has seen:
+//!   a store rolled back behind it is refused mid-session too.
 //!
 //!   Counters are accepted once each within a window of 64 behind the highest (a retried or
 //!   reordered read is served; a replay is not).
@@ -43,7 +47,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
-pub const PROTOCOL: &str = "veil-oram/1";
+pub const PROTOCOL: &str = "veil-oram/2";
+/// Status byte and epoch before the block in a sealed reply.
+pub const REPLY_HEAD: usize = 1 + 8;
 pub use crate::session::SID_LEN;
 /// Shortest access token accepted: 32 characters, 128 bits when they are hex digits as the
 /// generated ones are (an offline guess at a shorter one is within reach).
@@ -330,7 +336,7 @@ fn open_session(st: &State, cp: &[u8]) -> Reply {
     // epoch lets a client refuse a store rolled back behind one it has already read.
     let m = &st.store.manifest;
     let mut info = serde_json::to_vec(&serde_json::json!({"n_blocks": m.n_blocks, "block_size": m.block_size,
-        "files": m.files, "epoch": st.store.oram.epoch()}))
+        "files": m.files, "epoch": st.store.oram.served_epochs()}))
     .unwrap();
     key.seal_in_place_append_tag(nonce(3, 0), Aad::from(&sid[..]), &mut info).unwrap();
     st.sessions.lock().unwrap().insert(sid, Session::new(key));
@@ -373,8 +379,10 @@ async fn read(st: &Arc<State>, body: &[u8]) -> (Reply, bool) {
     // unknown id still costs one oblivious request (block 0: a token holder may read it anyway),
     // so it takes the clock's time like any other; "unknown" is said only inside the seal.
     let got = tokio::task::spawn_blocking(move || {
-        let mut out = vec![0u8; 1 + b];
-        let r = store.oram.read_into(if id < n { id } else { 0 }, &mut out[1..]);
+        let mut out = vec![0u8; REPLY_HEAD + b];
+        let r = store.oram.read_into(if id < n { id } else { 0 }, &mut out[REPLY_HEAD..]);
+        // read after the request: it only grows, so the client sees the latest it can
+        out[1..REPLY_HEAD].copy_from_slice(&store.oram.served_epochs().to_be_bytes());
         (out, r)
     })
     .await;
@@ -389,8 +397,9 @@ async fn read(st: &Arc<State>, body: &[u8]) -> (Reply, bool) {
             (out, r.err())
         }
         Err(_) => {
-            let mut out = vec![0u8; 1 + b];
+            let mut out = vec![0u8; REPLY_HEAD + b];
             out[0] = STATUS_STORAGE;
+            out[1..REPLY_HEAD].copy_from_slice(&st.store.oram.served_epochs().to_be_bytes());
             (out, Some(OramError::Io("request task failed".into())))
         }
     };

@@ -130,6 +130,11 @@ struct SealedState {
     key: [u8; KEY_LEN],
     /// item -> slot; items 0..N are real blocks, N..M dummies.
     pos: Vec<u32>,
+    /// Epochs ended by requests (hand-overs at an epoch's T-th request) up to the one named
+    /// here; opening does not add to it. Absent in records written before it existed: the
+    /// epoch number stands in for it, as clients of then recorded.
+    #[serde(default)]
+    work: Option<u64>,
 }
 
 struct Epoch {
@@ -208,6 +213,8 @@ struct Inner {
     written: Vec<bool>,
     plan: Option<Plan>,
     shuffle_total: u64,
+    /// The served epoch's count of epochs ended by requests (`SealedState::work`).
+    work: u64,
 }
 
 pub struct ProOram {
@@ -233,6 +240,8 @@ pub struct ProOram {
     turn: Mutex<()>,
     /// The served epoch's number, readable without `inner` (the service reads it in async code).
     epoch_no: AtomicU64,
+    /// The highest `work` count a state record durably holds (see `served_epochs`).
+    durable_work: Arc<AtomicU64>,
     inner: Mutex<Inner>,
 }
 
@@ -313,6 +322,7 @@ impl ProOram {
             ctx: 0,
             key: key.raw(),
             pos: (0..m as u32).collect(),
+            work: Some(0),
         };
         put_state(&*storage, &master, &state)?;
         Self::open(storage, master, cfg)
@@ -357,6 +367,7 @@ impl ProOram {
             pos: st.pos,
         };
         let rng = rng_for(&cfg, 0x0BE1 ^ st.epoch.wrapping_mul(0x9E37_79B9));
+        let work = st.work.unwrap_or(st.epoch);
         let slot = vec![0u8; storage.slot_size() - TAG_LEN];
         let block_size = cfg.block_size;
         let buffers = shuffle::Buffers::default();
@@ -377,6 +388,7 @@ impl ProOram {
             weights: Arc::new(Mutex::new(shuffle::Weights::default())),
             turn: Mutex::new(()),
             epoch_no: AtomicU64::new(st.epoch),
+            durable_work: Arc::new(AtomicU64::new(work)),
             inner: Mutex::new(Inner {
                 epoch,
                 cache: HashMap::new(),
@@ -399,12 +411,13 @@ impl ProOram {
                 written: vec![false; regions as usize],
                 plan: None,
                 shuffle_total: 1,
+                work,
             }),
         };
         {
             let mut g = this.inner.lock().unwrap();
             this.start_shuffle(&mut g);
-            this.hand_over(&mut g, std::time::Instant::now())?;
+            this.hand_over(&mut g, std::time::Instant::now(), false)?;
         }
         Ok(this)
     }
@@ -451,7 +464,7 @@ impl ProOram {
                 self.start_shuffle(&mut g);
             }
             g = self.join_outside(g);
-            self.hand_over(&mut g, std::time::Instant::now())?;
+            self.hand_over(&mut g, std::time::Instant::now(), true)?;
         }
         self.run_ahead(&mut g);
         // Request k (0-based) of the epoch is due k+1 periods after the epoch began; the period
@@ -520,7 +533,7 @@ impl ProOram {
             // request retries the hand-over before it is served
             let start = if self.cfg.pace { due } else { std::time::Instant::now() };
             g = self.join_outside(g);
-            let _ = self.hand_over(&mut g, start);
+            let _ = self.hand_over(&mut g, start, true);
             drop(g);
         } else {
             drop(g);
@@ -579,6 +592,14 @@ impl ProOram {
     /// The number of the epoch being served (it only grows, across restarts too).
     pub fn epoch(&self) -> u64 {
         self.epoch_no.load(Ordering::SeqCst)
+    }
+
+    /// Epochs ended by requests, as far as storage durably records them: what a client checks
+    /// for freshness. It never goes down, a restart does not advance it (only requests do), and
+    /// a store rolled back to an older copy reports the older copy's count, even after any
+    /// number of restarts.
+    pub fn served_epochs(&self) -> u64 {
+        self.durable_work.load(Ordering::SeqCst)
     }
 
     /// Test hook (the adversary does not know it): the slot that holds block `id` now.

@@ -73,7 +73,9 @@ impl ProOram {
             ctx: g.epoch.ctx,
             key: g.epoch.key.raw(),
             pos: g.epoch.pos.clone(),
+            work: Some(g.work),
         };
+        let (durable, work) = (self.durable_work.clone(), g.work);
         let master = self.master.clone();
         let k1n_job = k1n.clone();
         let buffers = self.buffers.clone();
@@ -91,6 +93,7 @@ impl ProOram {
             let _ended = Ended { done: done.clone(), progress: progress.clone() };
             let t0 = std::time::Instant::now();
             put_state(&*storage, &master, &state)?;
+            durable.fetch_max(work, Ordering::SeqCst);
             if crash_after_state {
                 eprintln!("veil-oram: failpoint handover-after-state: aborting");
                 std::process::abort();
@@ -140,7 +143,8 @@ impl ProOram {
     /// fsyncs stay off the request path.
     /// `due`: when the epoch ending now was due to end; the next one's clock starts there, or
     /// when its copy is ready if that is later.
-    pub(super) fn hand_over(&self, g: &mut Inner, due: std::time::Instant) -> Result<()> {
+    /// `by_request`: the epoch ends at its T-th request (it counts as work), not on `open`.
+    pub(super) fn hand_over(&self, g: &mut Inner, due: std::time::Instant, by_request: bool) -> Result<()> {
         let was_ready = !g.ready.is_empty();
         // (not the one `open` makes: there is nothing to be ahead of yet)
         if !was_ready && g.shuffles_started > 1 {
@@ -162,6 +166,7 @@ impl ProOram {
             crash_if(&self.failpoint, "handover-before-state");
         }
         self.epoch_no.store(next.number, Ordering::SeqCst);
+        g.work += u64::from(by_request);
         g.epoch = next;
         g.cache.clear();
         g.slab_used = 0;
