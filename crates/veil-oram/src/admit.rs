@@ -73,6 +73,9 @@ pub struct Ticket {
     pub evicted: Notify,
     was_evicted: AtomicBool,
     pub authed: AtomicBool,
+    /// Set once it has carried an authenticated request, before it waits for a place among the
+    /// authenticated connections: from then on it is queued, not cut at the deadline.
+    proven: AtomicBool,
     pub auth_permit: Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
     admit: Arc<Admit>,
 }
@@ -136,6 +139,7 @@ impl Admit {
             evicted: Notify::new(),
             was_evicted: AtomicBool::new(false),
             authed: AtomicBool::new(false),
+            proven: AtomicBool::new(false),
             auth_permit: Mutex::new(None),
             admit: self.clone(),
         });
@@ -167,19 +171,27 @@ impl Admit {
 }
 
 impl Ticket {
-    /// Moves the connection to the authenticated budget: waits for one of its `permits`, then
-    /// gives its unauthenticated place back. Idempotent.
+    /// Moves the connection to the authenticated budget: gives its unauthenticated place back
+    /// at once (it has proven the token), then waits in line (the semaphore is FIFO) for one of
+    /// the `permits`: the connections beyond `max_connections` are queued, for as long as the
+    /// request timeout allows. Idempotent.
     pub async fn promote(&self, permits: &Arc<tokio::sync::Semaphore>) {
         if self.authed.load(Ordering::Acquire) {
             return;
         }
+        self.proven.store(true, Ordering::Release);
+        self.admit.release(self.id, self.addr);
         let Ok(p) = permits.clone().acquire_owned().await else { return };
-        let mut slot = self.auth_permit.lock().unwrap();
+        let mut slot = self.auth_permit.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
             *slot = Some(p);
             self.authed.store(true, Ordering::Release);
-            self.admit.release(self.id, self.addr);
         }
+    }
+
+    /// Whether it has carried an authenticated request (it may still wait for its place).
+    pub fn is_proven(&self) -> bool {
+        self.proven.load(Ordering::Acquire)
     }
 
     pub fn is_authed(&self) -> bool {

@@ -189,6 +189,8 @@ struct State {
     /// Set after the first failed storage check is logged at `Info`.
     logged_failure: std::sync::atomic::AtomicBool,
     outage: crate::ops::Outage,
+    /// What the descriptor limit was raised to, logged once listening (`ops::fit_descriptors`).
+    limits_line: String,
 }
 
 fn mac(key: &hmac::Key, parts: &[&[u8]]) -> [u8; 32] {
@@ -500,10 +502,7 @@ fn state(store: Arc<Store>, mut cfg: ServeConfig) -> Result<(Arc<State>, Option<
     check_token(&cfg.token)?;
     // every socket held, parked or authenticated is a descriptor: without enough of them the
     // storage's own opens fail (EMFILE) while sockets pile up
-    let line = crate::ops::fit_descriptors(cfg.max_connections, &mut cfg.admit);
-    if cfg.log != LogLevel::Off {
-        eprintln!("{line}");
-    }
+    let limits_line = crate::ops::fit_descriptors(cfg.max_connections, &mut cfg.admit);
     if cfg.tls.is_none() && !is_loopback(&cfg.host) {
         return Err(OramError::Config(format!(
             "plaintext serving on {}: only on a loopback address (without TLS one observed handshake lets \
@@ -519,7 +518,7 @@ fn state(store: Arc<Store>, mut cfg: ServeConfig) -> Result<(Arc<State>, Option<
     let sessions = Mutex::new(Sessions::new(cfg.max_sessions));
     let permits = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let logged_failure = Default::default();
-    Ok((Arc::new(State { store, cfg, auth, sessions, permits, logged_failure, outage: Default::default() }), tls))
+    Ok((Arc::new(State { store, cfg, auth, sessions, permits, logged_failure, outage: Default::default(), limits_line }), tls))
 }
 
 /// Refuses a token shorter than MIN_TOKEN_CHARS.
@@ -546,6 +545,8 @@ async fn serve_on(
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let listener = tokio::net::TcpListener::from_std(listener).expect("a non-blocking listener");
+    // only once listening: a start that fails says one thing, its error
+    log_line(&st, st.limits_line.clone());
     let admit = Admit::new(st.cfg.admit);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {
@@ -612,13 +613,14 @@ async fn serve_on(
                 }
             };
             // an unauthenticated connection ends at its deadline or when a newer one takes its
-            // place; an authenticated one only by the limits above
+            // place; one that has proven the token (authenticated, or queued for a place) only
+            // by the limits above
             let guard = async {
                 tokio::select! {
                     _ = ticket.evicted.notified() => {}
                     _ = tokio::time::sleep(deadline) => {}
                 }
-                if ticket.is_authed() {
+                if ticket.is_proven() {
                     std::future::pending::<()>().await;
                 }
             };
