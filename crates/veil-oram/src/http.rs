@@ -578,7 +578,8 @@ async fn serve_on(
             }
         };
         let _ = sock.set_nodelay(true);
-        let mut io = tokio_io_timeout::TimeoutStream::new(sock);
+        // the admission table tells idle sockets from connections that have sent something
+        let mut io = tokio_io_timeout::TimeoutStream::new(crate::admit::Heard::new(sock, ticket.clone()));
         io.set_read_timeout(Some(st.cfg.idle_timeout));
         io.set_write_timeout(Some(st.cfg.idle_timeout));
         let (st2, t2) = (st.clone(), ticket.clone());
