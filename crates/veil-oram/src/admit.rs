@@ -367,7 +367,7 @@ mod tests {
             assert!(!fired(&client), "the client was evicted by silent socket {k}");
         }
         assert_eq!(a.held(), 128);
-        assert!(flood[..4096 - 127].iter().all(|t| fired(t)) && flood[4096 - 127..].iter().all(|t| !fired(t)));
+        assert!(flood[..4096 - 127].iter().all(fired) && flood[4096 - 127..].iter().all(|t| !fired(t)));
         // once every place has spoken, the oldest of the heaviest group goes
         for t in &flood[4096 - 127..] {
             t.mark_spoke();

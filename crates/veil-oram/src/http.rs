@@ -457,9 +457,10 @@ fn log_failure(st: &Arc<State>, id: u64, e: OramError) {
             if st.logged_failure.swap(true, Ordering::Relaxed) {
                 return;
             }
-            format!("veil oram serve: storage failed authentication: the store was modified or damaged; affected \
-                     requests get an integrity error (further failures are not logged at this level: their times \
-                     would tell which requests repeat)")
+            "veil oram serve: storage failed authentication: the store was modified or damaged; affected \
+             requests get an integrity error (further failures are not logged at this level: their times \
+             would tell which requests repeat)"
+                .to_string()
         }
     };
     log_line(st, line);
