@@ -70,8 +70,9 @@ def test_descriptors_running_out_mid_run_neither_wedge_nor_need_a_restart(veil_c
             p.kill()
             p.communicate()
     assert p.returncode == 0 and "Traceback" not in err, err
-    # the interpreter's own exit is part of it; the server itself is bounded at 0.6 s
-    assert stopped < 2.0, stopped
+    # 0.5 s for connections, 0.1 s for the runtime, then the interpreter's own exit (0.55-0.60 s
+    # in all on a loaded 2-core VM); the margin is for that load
+    assert stopped < 1.5, stopped
     log = [x for x in err.splitlines() if "veil oram serve" in x]
     assert any("descriptors: soft limit" in x for x in log), log
     outage = [x for x in log if "storage outage" in x]

@@ -183,6 +183,8 @@ struct State {
     store: Arc<Store>,
     cfg: ServeConfig,
     auth: hmac::Key,
+    /// A std lock in async code on purpose: it is held only for a map operation, never across an
+    /// await or a wait, and nothing that blocks (the engine runs in `spawn_blocking`) takes it.
     sessions: Mutex<Sessions>,
     /// Places for authenticated connections.
     permits: Arc<Semaphore>,
