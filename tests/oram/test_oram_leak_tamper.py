@@ -15,7 +15,7 @@ from veil.core.leak.analyse import analyse, analyse_runs, pair_seed
 from veil.oram.tamper import BLOCK_SIZE, OBSERVER, TARGET, WINDOW, features, replies, run, secret_ids
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "leak" / "oram-tamper.toml"
-SEALED = 1 + BLOCK_SIZE + 16  # status byte + block + AES-GCM tag
+SEALED = 1 + 8 + BLOCK_SIZE + 16  # status byte + epoch + block + AES-GCM tag
 
 
 def test_replies_hold_status_size_and_time_only():

@@ -61,7 +61,7 @@ def test_client_reads_blocks_over_tls_and_every_reply_has_one_size(server):
         assert status == 200
         sizes.add(len(rep))
         assert synthetic(3, 9, 256)[8:40] not in rep
-    assert sizes == {1 + 256 + 16}
+    assert sizes == {1 + 8 + 256 + 16}  # status, epoch, block, tag
 
 
 def test_wrong_token_and_wrong_certificate_are_refused(server, tmp_path):
@@ -234,6 +234,26 @@ def test_connection_cap_holds_further_clients_until_a_slot_frees(server):
     assert time.perf_counter() - first_idle > 1.3 and time.perf_counter() - t0 < 6.0
     for k in raw_idle:
         k.close()
+    for c in held:
+        c.close()
+
+
+def test_clients_beyond_the_cap_are_queued_past_the_admission_deadline(server):
+    """A token holder beyond max_connections waits in line for a place, longer than the 1 s
+    admission deadline that cuts unauthenticated sockets (it was cut there, and its retries
+    with it: 3 tries of 1 s each)."""
+    s = server(tls=False, limits=(2, 4096, 5.0, 5.0, 1.0, 30.0), admit=(128, 32, 1.0))
+    held = [s.client(timeout=15) for _ in range(2)]
+    for c in held:
+        assert c.get(2) == synthetic(3, 2, 256)
+    t0 = time.perf_counter()
+    with s.client(timeout=15) as c:
+        assert c.get(1) == synthetic(3, 1, 256)
+        assert c.retries == 0 and c.sessions_opened == 1
+    waited = time.perf_counter() - t0
+    # queued on its first connection until a held client's 5 s idle timeout; cut at the 1 s
+    # deadline, its three tries were over after ~3 s
+    assert 4.0 < waited < 10.0, waited
     for c in held:
         c.close()
 

@@ -3,10 +3,13 @@
 //! A connection starts *unauthenticated*: it holds one place of a small budget shared by all
 //! unauthenticated connections and must finish TLS and carry one authenticated request (a
 //! hello with a valid MAC, or a read that opens under a live session) within `deadline`, or it
-//! is closed. Each peer address may hold at most its fair share of the budget (the budget over
-//! the addresses holding places, and never above `per_addr`). A connection from an address
-//! below its share is admitted; if the budget is full it takes the place of the oldest
-//! connection of the address holding the most. A connection from an address at its share is
+//! is closed. Addresses are grouped by network, /24 for IPv4 and /64 for IPv6 (one host holds a
+//! /64; 256 neighbours are as cheap to an attacker as one address): each group may hold at most
+//! its fair share of the budget (the budget over the groups holding places, and never above
+//! `per_addr`). A connection from a group below its share is admitted; if the budget is full it
+//! takes the place of a connection that has not sent a byte yet (an idle socket, not a client
+//! mid-handshake), the oldest of the group holding the most such, and only when there is none,
+//! the oldest of the group holding the most. A connection from a group at its share is
 //! *parked*: held open but never read, then closed after `park`, so that refusing it does not
 //! invite an immediate reconnect (a reset-and-reconnect loop would cost both sides CPU at the
 //! attacker's pace); only when `park_budget` sockets are parked is it reset at once. Once
@@ -22,6 +25,9 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 
 #[derive(Clone, Copy, Debug)]
@@ -69,10 +75,16 @@ impl Drop for ParkGuard {
 /// `authed` is set once it has carried an authenticated request.
 pub struct Ticket {
     id: u64,
+    /// The address's group (`group`).
     addr: IpAddr,
+    /// Set when the first bytes arrive (a TLS record, or an HTTP request without TLS).
+    spoke: AtomicBool,
     pub evicted: Notify,
     was_evicted: AtomicBool,
     pub authed: AtomicBool,
+    /// Set once it has carried an authenticated request, before it waits for a place among the
+    /// authenticated connections: from then on it is queued, not cut at the deadline.
+    proven: AtomicBool,
     pub auth_permit: Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
     admit: Arc<Admit>,
 }
@@ -102,6 +114,7 @@ impl Admit {
 
     /// Decides a new connection from `addr` (see the module's description).
     pub fn admit(self: &Arc<Self>, addr: IpAddr) -> Admission {
+        let addr = group(addr);
         let mut t = self.table.lock().unwrap();
         let holds = t.by_addr.get(&addr).map_or(0, |q| q.len());
         let addrs = t.by_addr.len() + usize::from(holds == 0);
@@ -115,13 +128,14 @@ impl Admit {
             return Admission::Reset;
         }
         if t.live.len() >= self.cfg.budget {
-            let heaviest = t.by_addr.iter().max_by_key(|(_, q)| q.len()).map(|(a, _)| *a);
-            if let Some(a) = heaviest {
-                let victim = t.by_addr.get_mut(&a).and_then(|q| q.pop_front());
-                if t.by_addr.get(&a).is_some_and(|q| q.is_empty()) {
-                    t.by_addr.remove(&a);
+            if let Some((a, id)) = victim(&t) {
+                if let Some(q) = t.by_addr.get_mut(&a) {
+                    q.retain(|x| *x != id);
+                    if q.is_empty() {
+                        t.by_addr.remove(&a);
+                    }
                 }
-                if let Some(v) = victim.and_then(|v| t.live.remove(&v)) {
+                if let Some(v) = t.live.remove(&id) {
                     // notify_one keeps the wake-up for a task not yet waiting on it
                     v.was_evicted.store(true, Ordering::Release);
                     v.evicted.notify_one();
@@ -133,9 +147,11 @@ impl Admit {
         let ticket = Arc::new(Ticket {
             id,
             addr,
+            spoke: AtomicBool::new(false),
             evicted: Notify::new(),
             was_evicted: AtomicBool::new(false),
             authed: AtomicBool::new(false),
+            proven: AtomicBool::new(false),
             auth_permit: Mutex::new(None),
             admit: self.clone(),
         });
@@ -166,20 +182,61 @@ impl Admit {
     }
 }
 
+/// The group an address is counted in: its /24 (IPv4, also when mapped into IPv6) or its /64.
+pub fn group(a: IpAddr) -> IpAddr {
+    match a {
+        IpAddr::V4(v) => IpAddr::V4(std::net::Ipv4Addr::from(u32::from(v) & !0xff)),
+        IpAddr::V6(v) => match v.to_ipv4_mapped() {
+            Some(v4) => group(IpAddr::V4(v4)),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v) & !((1u128 << 64) - 1))),
+        },
+    }
+}
+
+/// The connection a full budget gives up (group, id): among the silent ones if any (they have
+/// sent nothing: idle sockets cost nothing to open, a client mid-handshake has done work), the
+/// oldest of the group holding the most of them; else the oldest of the group holding the most.
+fn victim(t: &Table) -> Option<(IpAddr, u64)> {
+    let silent = |id: &u64| t.live.get(id).is_some_and(|k| !k.spoke.load(Ordering::Acquire));
+    let any_silent = t.live.values().any(|k| !k.spoke.load(Ordering::Acquire));
+    let count = |q: &VecDeque<u64>| if any_silent { q.iter().filter(|id| silent(id)).count() } else { q.len() };
+    // ties go to the group whose candidate is oldest, so that equals take turns by age
+    let (a, q) = t
+        .by_addr
+        .iter()
+        .filter(|(_, q)| count(q) > 0)
+        .max_by_key(|(_, q)| (count(q), std::cmp::Reverse(q.iter().find(|id| !any_silent || silent(id)).copied())))?;
+    let id = *q.iter().find(|id| !any_silent || silent(id))?;
+    Some((*a, id))
+}
+
 impl Ticket {
-    /// Moves the connection to the authenticated budget: waits for one of its `permits`, then
-    /// gives its unauthenticated place back. Idempotent.
+    /// The connection has sent its first bytes: from now on it goes after every silent one.
+    pub fn mark_spoke(&self) {
+        self.spoke.store(true, Ordering::Release);
+    }
+
+    /// Moves the connection to the authenticated budget: gives its unauthenticated place back
+    /// at once (it has proven the token), then waits in line (the semaphore is FIFO) for one of
+    /// the `permits`: the connections beyond `max_connections` are queued, for as long as the
+    /// request timeout allows. Idempotent.
     pub async fn promote(&self, permits: &Arc<tokio::sync::Semaphore>) {
         if self.authed.load(Ordering::Acquire) {
             return;
         }
+        self.proven.store(true, Ordering::Release);
+        self.admit.release(self.id, self.addr);
         let Ok(p) = permits.clone().acquire_owned().await else { return };
-        let mut slot = self.auth_permit.lock().unwrap();
+        let mut slot = self.auth_permit.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
             *slot = Some(p);
             self.authed.store(true, Ordering::Release);
-            self.admit.release(self.id, self.addr);
         }
+    }
+
+    /// Whether it has carried an authenticated request (it may still wait for its place).
+    pub fn is_proven(&self) -> bool {
+        self.proven.load(Ordering::Acquire)
     }
 
     pub fn is_authed(&self) -> bool {
@@ -189,6 +246,51 @@ impl Ticket {
     /// Called when the connection ends.
     pub fn done(&self) {
         self.admit.release(self.id, self.addr);
+    }
+}
+
+/// A connection's socket that marks its ticket when the first bytes arrive (`Ticket::mark_spoke`).
+pub struct Heard<S> {
+    inner: S,
+    ticket: Arc<Ticket>,
+}
+
+impl<S> Heard<S> {
+    pub fn new(inner: S, ticket: Arc<Ticket>) -> Self {
+        Self { inner, ticket }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Heard<S> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.ticket.mark_spoke();
+        }
+        r
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Heard<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, b: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, b)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
     }
 }
 
@@ -214,25 +316,63 @@ mod tests {
     #[test]
     fn fair_share_parks_the_heavy_address_and_evicts_for_a_new_one() {
         let a = Admit::new(cfg(4, 3, 1));
-        let x: Vec<_> = (0..3).map(|_| ticket(a.admit(ip("127.0.0.2")))).collect();
-        // above the per-address cap: parked (one place), then reset
-        let parked = a.admit(ip("127.0.0.2"));
+        let x: Vec<_> = (0..3).map(|_| ticket(a.admit(ip("127.0.2.1")))).collect();
+        // above the per-group cap: parked (one place), then reset; a neighbour in the same /24
+        // counts as the same group
+        let parked = a.admit(ip("127.0.2.9"));
         assert!(matches!(parked, Admission::Park(_)) && a.parked() == 1);
-        assert!(matches!(a.admit(ip("127.0.0.2")), Admission::Reset));
+        assert!(matches!(a.admit(ip("127.0.2.1")), Admission::Reset));
         drop(parked);
         assert_eq!(a.parked(), 0);
-        let y = ticket(a.admit(ip("127.0.0.3")));
+        let y = ticket(a.admit(ip("127.0.3.1")));
         assert_eq!(a.held(), 4);
-        // full: a third address (share 4/3 = 1) takes the place of the heaviest's oldest
-        let z = ticket(a.admit(ip("127.0.0.1")));
+        // full: a third group (share 4/3 = 1) takes the place of the heaviest's oldest
+        let z = ticket(a.admit(ip("127.0.1.1")));
         assert_eq!(a.held(), 4);
         let fired = |t: &Arc<Ticket>| t.was_evicted.load(Ordering::Acquire);
         assert!(fired(&x[0]) && !fired(&x[1]) && !fired(&y) && !fired(&z));
-        // 127.0.0.2 still holds 2 > its share: its reconnect is parked, not a new eviction
-        assert!(matches!(a.admit(ip("127.0.0.2")), Admission::Park(_)));
-        let _w = ticket(a.admit(ip("127.0.0.4")));
-        assert!(fired(&x[1]) && !fired(&y) && !fired(&z), "the lone connections of other addresses stay");
+        // 127.0.2.0/24 still holds 2 > its share: its reconnect is parked, not a new eviction
+        assert!(matches!(a.admit(ip("127.0.2.1")), Admission::Park(_)));
+        let _w = ticket(a.admit(ip("127.0.4.1")));
+        assert!(fired(&x[1]) && !fired(&y) && !fired(&z), "the lone connections of other groups stay");
         z.done();
         assert_eq!(a.held(), 3);
+    }
+
+    #[test]
+    fn addresses_group_by_24_and_64() {
+        assert_eq!(group(ip("10.1.2.3")), ip("10.1.2.0"));
+        assert_eq!(group(ip("::ffff:10.1.2.3")), ip("10.1.2.0"));
+        assert_eq!(group(ip("2001:db8:1:2:aaaa:bbbb:cccc:dddd")), ip("2001:db8:1:2::"));
+        assert_ne!(group(ip("2001:db8:1:3::1")), group(ip("2001:db8:1:2::1")));
+        // 2^64 addresses of one /64 hold one group's share, as one address did
+        let a = Admit::new(cfg(8, 2, 0));
+        let held: Vec<_> = (1..=2).map(|k| ticket(a.admit(ip(&format!("2001:db8::{k:x}"))))).collect();
+        assert!(matches!(a.admit(ip("2001:db8::ffff:1")), Admission::Reset));
+        assert_eq!(held.len(), 2);
+    }
+
+    /// Thousands of addresses, each in a /24 of its own and holding one silent place, do not
+    /// push out a connection that has sent its first bytes: the silent ones go first, oldest
+    /// first; only when none is silent does the oldest of the heaviest group go.
+    #[test]
+    fn silent_connections_are_evicted_before_ones_mid_handshake() {
+        let a = Admit::new(cfg(128, 32, 0));
+        let fired = |t: &Arc<Ticket>| t.was_evicted.load(Ordering::Acquire);
+        let client = ticket(a.admit(ip("127.0.0.1")));
+        client.mark_spoke();
+        let mut flood = Vec::new();
+        for k in 0..4096u32 {
+            flood.push(ticket(a.admit(ip(&format!("127.{}.{}.7", 1 + k / 256, k % 256)))));
+            assert!(!fired(&client), "the client was evicted by silent socket {k}");
+        }
+        assert_eq!(a.held(), 128);
+        assert!(flood[..4096 - 127].iter().all(fired) && flood[4096 - 127..].iter().all(|t| !fired(t)));
+        // once every place has spoken, the oldest of the heaviest group goes
+        for t in &flood[4096 - 127..] {
+            t.mark_spoke();
+        }
+        let late = ticket(a.admit(ip("127.200.0.1")));
+        assert!(fired(&client) && !fired(&late));
     }
 }

@@ -2,7 +2,8 @@
 //! operator asks for plaintext. The engine stays plain Rust; this module only carries requests
 //! to it and sealed replies back.
 //!
-//! Protocol (version 1; `python/veil/oram/protocol.py` is the client side):
+//! Protocol (version 2; `python/veil/oram/protocol.py` is the client side; the key-derivation
+//! labels below kept version 1's names):
 //! * `K_auth = HMAC-SHA256(token, "veil-oram/1 auth")`. The token itself never leaves either side.
 //! * `POST /session`, body `{"client_pub": hex, "mac": hex}`: an ephemeral X25519 public key and
 //!   `HMAC(K_auth, "veil-oram/1 hello" || client_pub)`. The server answers with its own ephemeral
@@ -13,8 +14,11 @@
 //!   and a replayed hello opens a session nobody can use.
 //! * `POST /read`, body `sid (16) || counter (8, big-endian) || AES-256-GCM(id as u64 LE)`: the
 //!   counter must grow within a session (replays are refused) and is the nonce, with a direction
-//!   byte. The reply is always `AES-256-GCM(status (1) || B bytes)`: success, unknown block and
-//!   failed authentication of the storage all look alike on the wire (same size, same clock).
+//!   byte. The reply is always `AES-256-GCM(status (1) || epoch (8, big-endian) || B bytes)`:
+//!   success, unknown block and failed authentication of the storage all look alike on the wire
+//!   (same size, same clock). `epoch` is `ProOram::served_epochs` (epochs ended by requests, as
+//!   durably recorded), which the client checks on every reply against the highest it has seen:
+//!   a store rolled back behind it is refused mid-session too.
 //!
 //!   Counters are accepted once each within a window of 64 behind the highest (a retried or
 //!   reordered read is served; a replay is not).
@@ -43,7 +47,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
-pub const PROTOCOL: &str = "veil-oram/1";
+pub const PROTOCOL: &str = "veil-oram/2";
+/// Status byte and epoch before the block in a sealed reply.
+pub const REPLY_HEAD: usize = 1 + 8;
 pub use crate::session::SID_LEN;
 /// Shortest access token accepted: 32 characters, 128 bits when they are hex digits as the
 /// generated ones are (an offline guess at a shorter one is within reach).
@@ -177,11 +183,16 @@ struct State {
     store: Arc<Store>,
     cfg: ServeConfig,
     auth: hmac::Key,
+    /// A std lock in async code on purpose: it is held only for a map operation, never across an
+    /// await or a wait, and nothing that blocks (the engine runs in `spawn_blocking`) takes it.
     sessions: Mutex<Sessions>,
     /// Places for authenticated connections.
     permits: Arc<Semaphore>,
     /// Set after the first failed storage check is logged at `Info`.
     logged_failure: std::sync::atomic::AtomicBool,
+    outage: crate::ops::Outage,
+    /// What the descriptor limit was raised to, logged once listening (`ops::fit_descriptors`).
+    limits_line: String,
 }
 
 fn mac(key: &hmac::Key, parts: &[&[u8]]) -> [u8; 32] {
@@ -329,7 +340,7 @@ fn open_session(st: &State, cp: &[u8]) -> Reply {
     // epoch lets a client refuse a store rolled back behind one it has already read.
     let m = &st.store.manifest;
     let mut info = serde_json::to_vec(&serde_json::json!({"n_blocks": m.n_blocks, "block_size": m.block_size,
-        "files": m.files, "epoch": st.store.oram.epoch()}))
+        "files": m.files, "epoch": st.store.oram.served_epochs()}))
     .unwrap();
     key.seal_in_place_append_tag(nonce(3, 0), Aad::from(&sid[..]), &mut info).unwrap();
     st.sessions.lock().unwrap().insert(sid, Session::new(key));
@@ -372,8 +383,10 @@ async fn read(st: &Arc<State>, body: &[u8]) -> (Reply, bool) {
     // unknown id still costs one oblivious request (block 0: a token holder may read it anyway),
     // so it takes the clock's time like any other; "unknown" is said only inside the seal.
     let got = tokio::task::spawn_blocking(move || {
-        let mut out = vec![0u8; 1 + b];
-        let r = store.oram.read_into(if id < n { id } else { 0 }, &mut out[1..]);
+        let mut out = vec![0u8; REPLY_HEAD + b];
+        let r = store.oram.read_into(if id < n { id } else { 0 }, &mut out[REPLY_HEAD..]);
+        // read after the request: it only grows, so the client sees the latest it can
+        out[1..REPLY_HEAD].copy_from_slice(&store.oram.served_epochs().to_be_bytes());
         (out, r)
     })
     .await;
@@ -388,8 +401,9 @@ async fn read(st: &Arc<State>, body: &[u8]) -> (Reply, bool) {
             (out, r.err())
         }
         Err(_) => {
-            let mut out = vec![0u8; 1 + b];
+            let mut out = vec![0u8; REPLY_HEAD + b];
             out[0] = STATUS_STORAGE;
+            out[1..REPLY_HEAD].copy_from_slice(&st.store.oram.served_epochs().to_be_bytes());
             (out, Some(OramError::Io("request task failed".into())))
         }
     };
@@ -403,8 +417,13 @@ async fn read(st: &Arc<State>, body: &[u8]) -> (Reply, bool) {
             None => false,
         }
     };
-    if let Some(e) = failure {
-        log_failure(st, id, e);
+    match failure {
+        Some(e) => log_failure(st, id, e),
+        None => {
+            if let Some(line) = st.outage.served() {
+                log_line(st, line);
+            }
+        }
     }
     if !sealed {
         return (error(StatusCode::UNAUTHORIZED, "session", "unknown session: POST /session again"), true);
@@ -422,6 +441,17 @@ async fn read(st: &Arc<State>, body: &[u8]) -> (Reply, bool) {
 /// this reply more than any other). See `LogLevel` for what each level says.
 fn log_failure(st: &Arc<State>, id: u64, e: OramError) {
     use std::sync::atomic::Ordering;
+    // a storage error (descriptors, disk, Redis) is an outage, told at its start and its end;
+    // only a failed authentication says the store was modified
+    if !matches!(e, OramError::Tamper { .. }) {
+        let cause = e.to_string();
+        if let Some(line) = st.outage.failed(&cause) {
+            log_line(st, line);
+        }
+        if st.cfg.log != LogLevel::Debug {
+            return;
+        }
+    }
     let line = match st.cfg.log {
         LogLevel::Off => return,
         LogLevel::Debug => format!("veil oram serve: debug: block {id}: {e}"),
@@ -429,12 +459,20 @@ fn log_failure(st: &Arc<State>, id: u64, e: OramError) {
             if st.logged_failure.swap(true, Ordering::Relaxed) {
                 return;
             }
-            let what = if matches!(e, OramError::Tamper { .. }) { "storage failed authentication" } else { "storage error" };
-            format!("veil oram serve: {what}: the store was modified or damaged; affected requests get an integrity \
-                     error (further failures are not logged at this level: their times would tell which requests repeat)")
+            "veil oram serve: storage failed authentication: the store was modified or damaged; affected \
+             requests get an integrity error (further failures are not logged at this level: their times \
+             would tell which requests repeat)"
+                .to_string()
         }
     };
-    tokio::task::spawn_blocking(move || eprintln!("{line}"));
+    log_line(st, line);
+}
+
+/// Writes one log line off the reply's path (nothing at `Off`).
+fn log_line(st: &State, line: String) {
+    if st.cfg.log != LogLevel::Off {
+        tokio::task::spawn_blocking(move || eprintln!("{line}"));
+    }
 }
 
 /// A running server: its address and the means to stop it.
@@ -463,8 +501,11 @@ fn bind(cfg: &ServeConfig) -> Result<std::net::TcpListener> {
     Ok(l)
 }
 
-fn state(store: Arc<Store>, cfg: ServeConfig) -> Result<(Arc<State>, Option<tokio_rustls::TlsAcceptor>)> {
+fn state(store: Arc<Store>, mut cfg: ServeConfig) -> Result<(Arc<State>, Option<tokio_rustls::TlsAcceptor>)> {
     check_token(&cfg.token)?;
+    // every socket held, parked or authenticated is a descriptor: without enough of them the
+    // storage's own opens fail (EMFILE) while sockets pile up
+    let limits_line = crate::ops::fit_descriptors(cfg.max_connections, &mut cfg.admit);
     if cfg.tls.is_none() && !is_loopback(&cfg.host) {
         return Err(OramError::Config(format!(
             "plaintext serving on {}: only on a loopback address (without TLS one observed handshake lets \
@@ -480,7 +521,7 @@ fn state(store: Arc<Store>, cfg: ServeConfig) -> Result<(Arc<State>, Option<toki
     let sessions = Mutex::new(Sessions::new(cfg.max_sessions));
     let permits = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
     let logged_failure = Default::default();
-    Ok((Arc::new(State { store, cfg, auth, sessions, permits, logged_failure }), tls))
+    Ok((Arc::new(State { store, cfg, auth, sessions, permits, logged_failure, outage: Default::default(), limits_line }), tls))
 }
 
 /// Refuses a token shorter than MIN_TOKEN_CHARS.
@@ -507,6 +548,8 @@ async fn serve_on(
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let listener = tokio::net::TcpListener::from_std(listener).expect("a non-blocking listener");
+    // only once listening: a start that fails says one thing, its error
+    log_line(&st, st.limits_line.clone());
     let admit = Admit::new(st.cfg.admit);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {
@@ -538,7 +581,8 @@ async fn serve_on(
             }
         };
         let _ = sock.set_nodelay(true);
-        let mut io = tokio_io_timeout::TimeoutStream::new(sock);
+        // the admission table tells idle sockets from connections that have sent something
+        let mut io = tokio_io_timeout::TimeoutStream::new(crate::admit::Heard::new(sock, ticket.clone()));
         io.set_read_timeout(Some(st.cfg.idle_timeout));
         io.set_write_timeout(Some(st.cfg.idle_timeout));
         let (st2, t2) = (st.clone(), ticket.clone());
@@ -573,13 +617,14 @@ async fn serve_on(
                 }
             };
             // an unauthenticated connection ends at its deadline or when a newer one takes its
-            // place; an authenticated one only by the limits above
+            // place; one that has proven the token (authenticated, or queued for a place) only
+            // by the limits above
             let guard = async {
                 tokio::select! {
                     _ = ticket.evicted.notified() => {}
                     _ = tokio::time::sleep(deadline) => {}
                 }
-                if ticket.is_authed() {
+                if ticket.is_proven() {
                     std::future::pending::<()>().await;
                 }
             };
@@ -591,8 +636,12 @@ async fn serve_on(
         });
     }
     drop(listener);
-    let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
 }
+
+/// How long connections get to finish when the server stops: SIGTERM must stop it within a
+/// second whatever the clients do.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
@@ -614,7 +663,11 @@ impl Server {
         let (tx, rx) = tokio::sync::watch::channel(false);
         let thread = std::thread::Builder::new()
             .name("veil-oram-http".into())
-            .spawn(move || rt.block_on(serve_on(listener, st, tls, rx)))?;
+            .spawn(move || {
+                rt.block_on(serve_on(listener, st, tls, rx));
+                // a request still inside the engine finishes on its own; nobody waits for it
+                rt.shutdown_timeout(Duration::from_millis(100));
+            })?;
         Ok(Server { addr, stop: Some(tx), thread: Some(thread) })
     }
 
@@ -646,13 +699,13 @@ pub enum Stopped {
 }
 
 /// Serves in the calling thread until SIGINT or SIGTERM, then shuts down gracefully (connections
-/// get up to 5 s to finish). `ready` is called with the bound address before the first accept.
+/// get up to SHUTDOWN_GRACE to finish). `ready` is called with the bound address before the first accept.
 pub fn serve_until_signal(store: Arc<Store>, cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> Result<Stopped> {
     let (st, tls) = state(store, cfg)?;
     let listener = bind(&st.cfg)?;
     let addr = listener.local_addr()?;
     let rt = runtime()?;
-    rt.block_on(async move {
+    let how = rt.block_on(async move {
         use tokio::signal::unix::{signal, SignalKind};
         let mut int = signal(SignalKind::interrupt()).map_err(|e| OramError::Io(e.to_string()))?;
         let mut term = signal(SignalKind::terminate()).map_err(|e| OramError::Io(e.to_string()))?;
@@ -666,5 +719,7 @@ pub fn serve_until_signal(store: Arc<Store>, cfg: ServeConfig, ready: impl FnOnc
         let _ = tx.send(true);
         let _ = server.await;
         Ok(how)
-    })
+    });
+    rt.shutdown_timeout(Duration::from_millis(100));
+    how
 }

@@ -20,6 +20,7 @@ pub mod service;
 pub mod http;
 pub mod admit;
 pub mod session;
+pub mod ops;
 /// Re-exported so the bindings can serialise results without a dependency line of their own.
 pub use serde_json;
 pub mod redis;

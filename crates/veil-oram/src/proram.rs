@@ -130,6 +130,11 @@ struct SealedState {
     key: [u8; KEY_LEN],
     /// item -> slot; items 0..N are real blocks, N..M dummies.
     pos: Vec<u32>,
+    /// Epochs ended by requests (hand-overs at an epoch's T-th request) up to the one named
+    /// here; opening does not add to it. Absent in records written before it existed: the
+    /// epoch number stands in for it, as clients of then recorded.
+    #[serde(default)]
+    work: Option<u64>,
 }
 
 struct Epoch {
@@ -208,6 +213,8 @@ struct Inner {
     written: Vec<bool>,
     plan: Option<Plan>,
     shuffle_total: u64,
+    /// The served epoch's count of epochs ended by requests (`SealedState::work`).
+    work: u64,
 }
 
 pub struct ProOram {
@@ -227,6 +234,14 @@ pub struct ProOram {
     /// The buffers' size, for `stats` (which must not wait for a running shuffle).
     buffer_bytes: Arc<AtomicU64>,
     weights: Arc<Mutex<shuffle::Weights>>,
+    /// Requests take turns on this lock for their whole run, waits included, so that they stay
+    /// one at a time on the clock; the engine's state (`inner`) is never held across a wait,
+    /// so stats, the epoch and a hand-over's bookkeeping never wait for a held reply.
+    turn: Mutex<()>,
+    /// The served epoch's number, readable without `inner` (the service reads it in async code).
+    epoch_no: AtomicU64,
+    /// The highest `work` count a state record durably holds (see `served_epochs`).
+    durable_work: Arc<AtomicU64>,
     inner: Mutex<Inner>,
 }
 
@@ -307,6 +322,7 @@ impl ProOram {
             ctx: 0,
             key: key.raw(),
             pos: (0..m as u32).collect(),
+            work: Some(0),
         };
         put_state(&*storage, &master, &state)?;
         Self::open(storage, master, cfg)
@@ -351,6 +367,7 @@ impl ProOram {
             pos: st.pos,
         };
         let rng = rng_for(&cfg, 0x0BE1 ^ st.epoch.wrapping_mul(0x9E37_79B9));
+        let work = st.work.unwrap_or(st.epoch);
         let slot = vec![0u8; storage.slot_size() - TAG_LEN];
         let block_size = cfg.block_size;
         let buffers = shuffle::Buffers::default();
@@ -369,6 +386,9 @@ impl ProOram {
             buffer_bytes: buffers.gauge(),
             buffers: Arc::new(Mutex::new(buffers)),
             weights: Arc::new(Mutex::new(shuffle::Weights::default())),
+            turn: Mutex::new(()),
+            epoch_no: AtomicU64::new(st.epoch),
+            durable_work: Arc::new(AtomicU64::new(work)),
             inner: Mutex::new(Inner {
                 epoch,
                 cache: HashMap::new(),
@@ -391,12 +411,13 @@ impl ProOram {
                 written: vec![false; regions as usize],
                 plan: None,
                 shuffle_total: 1,
+                work,
             }),
         };
         {
             let mut g = this.inner.lock().unwrap();
             this.start_shuffle(&mut g);
-            this.hand_over(&mut g, std::time::Instant::now())?;
+            this.hand_over(&mut g, std::time::Instant::now(), false)?;
         }
         Ok(this)
     }
@@ -434,13 +455,16 @@ impl ProOram {
             return Err(OramError::UnknownBlock { id, n_blocks: n });
         }
         let t = self.geom.epoch_len;
+        let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
         let mut g = self.inner.lock().unwrap();
         if g.used >= t {
-            // the last hand-over failed: rebuild the next epoch now
+            // the last hand-over failed (a storage error): rebuild the next epoch now, waiting
+            // for that shuffle without holding the engine's state
             if g.pending.is_none() && g.ready.is_empty() {
                 self.start_shuffle(&mut g);
             }
-            self.hand_over(&mut g, std::time::Instant::now())?;
+            g = self.join_outside(g);
+            self.hand_over(&mut g, std::time::Instant::now(), true)?;
         }
         self.run_ahead(&mut g);
         // Request k (0-based) of the epoch is due k+1 periods after the epoch began; the period
@@ -503,20 +527,36 @@ impl ProOram {
             inner.peak_cached = inner.peak_cached.max(inner.slab_used as u64);
             opened
         };
+        let period = g.period;
         if g.used == t {
             // the new epoch's clock runs on from this request's due time; on failure the next
             // request retries the hand-over before it is served
             let start = if self.cfg.pace { due } else { std::time::Instant::now() };
-            let _ = self.hand_over(&mut g, start);
-        } else if self.cfg.pace {
-            if let Some(share) = share {
+            g = self.join_outside(g);
+            let _ = self.hand_over(&mut g, start, true);
+            drop(g);
+        } else {
+            drop(g);
+            if let (true, Some(share)) = (self.cfg.pace, share) {
+                // ends at the share or when the shuffle thread ends, whichever way it ends
                 self.progress.wait_for(share, &self.shuffle_done);
             }
         }
         if self.cfg.pace {
-            sleep_until(due, g.period);
+            sleep_until(due, period);
         }
         result
+    }
+
+    /// When the hand-over must join the shuffle in flight (no epoch built ahead), waits for it
+    /// to end with the engine's state released, and takes the state back.
+    fn join_outside<'a>(&'a self, g: std::sync::MutexGuard<'a, Inner>) -> std::sync::MutexGuard<'a, Inner> {
+        if g.ready.is_empty() && g.pending.as_ref().is_some_and(|p| !p.handle.is_finished()) {
+            drop(g);
+            self.progress.wait_for(u64::MAX, &self.shuffle_done);
+            return self.inner.lock().unwrap();
+        }
+        g
     }
 
     /// Epochs the shuffle may have built ahead of the served one (from the storage's layout).
@@ -551,7 +591,15 @@ impl ProOram {
 
     /// The number of the epoch being served (it only grows, across restarts too).
     pub fn epoch(&self) -> u64 {
-        self.inner.lock().unwrap().epoch.number
+        self.epoch_no.load(Ordering::SeqCst)
+    }
+
+    /// Epochs ended by requests, as far as storage durably records them: what a client checks
+    /// for freshness. It never goes down, a restart does not advance it (only requests do), and
+    /// a store rolled back to an older copy reports the older copy's count, even after any
+    /// number of restarts.
+    pub fn served_epochs(&self) -> u64 {
+        self.durable_work.load(Ordering::SeqCst)
     }
 
     /// Test hook (the adversary does not know it): the slot that holds block `id` now.

@@ -8,9 +8,18 @@ use crate::storage::{AccessLog, Actor, Op, Storage};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::net::ToSocketAddrs;
+use std::time::{Duration, Instant};
 
 const LAYOUT: &str = "layout";
+
+/// The longest a connection attempt may take: an unreachable host is an outage, not a hang.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest one read or write on the socket may stall: a Redis that accepts and never
+/// answers (hung, paused, a dead peer behind a live proxy) fails the call within this, and the
+/// request gets a storage-failure reply instead of waiting for the request timeout. A whole
+/// 64 MiB slot moves within it on any usable link, since it bounds each stall, not the value.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
 
 struct Conn {
     r: BufReader<TcpStream>,
@@ -26,8 +35,22 @@ enum Reply {
 
 impl Conn {
     fn open(addr: &str) -> Result<Self> {
-        let s = TcpStream::connect(addr).map_err(|e| OramError::Io(format!("redis at {addr}: {e}")))?;
+        let e = |e: std::io::Error| OramError::Io(format!("redis at {addr}: {e}"));
+        let mut last = OramError::Io(format!("redis at {addr}: no address"));
+        let mut sock = None;
+        for a in addr.to_socket_addrs().map_err(e)? {
+            match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {
+                Ok(s) => {
+                    sock = Some(s);
+                    break;
+                }
+                Err(x) => last = e(x),
+            }
+        }
+        let s = sock.ok_or(last)?;
         s.set_nodelay(true)?;
+        s.set_read_timeout(Some(IO_TIMEOUT))?;
+        s.set_write_timeout(Some(IO_TIMEOUT))?;
         Ok(Self { r: BufReader::with_capacity(1 << 20, s.try_clone()?), w: s })
     }
 
@@ -52,7 +75,7 @@ impl Conn {
 
     fn reply(&mut self) -> Result<Reply> {
         let mut line = Vec::new();
-        self.r.read_until(b'\n', &mut line)?;
+        self.r.read_until(b'\n', &mut line).map_err(timed_out)?;
         if line.len() < 3 {
             return Err(OramError::Io("redis: connection closed".into()));
         }
@@ -67,12 +90,22 @@ impl Conn {
                     return Ok(Reply::Nil);
                 }
                 let mut v = vec![0u8; n as usize + 2];
-                self.r.read_exact(&mut v)?;
+                self.r.read_exact(&mut v).map_err(timed_out)?;
                 v.truncate(n as usize);
                 Ok(Reply::Bulk(v))
             }
             _ => Err(OramError::Io(format!("redis: unexpected reply {body}"))),
         }
+    }
+}
+
+/// A socket timeout said as what it is (the OS says "Resource temporarily unavailable").
+fn timed_out(e: std::io::Error) -> OramError {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            OramError::Io(format!("redis: no reply within {} s", IO_TIMEOUT.as_secs()))
+        }
+        _ => OramError::Io(format!("redis: {e}")),
     }
 }
 

@@ -48,7 +48,7 @@ impl Progress {
     pub fn add(&self, k: u64) {
         let now = self.done.fetch_add(k, Ordering::SeqCst) + k;
         if now >= self.want.load(Ordering::SeqCst) {
-            let _g = self.lock.lock().unwrap();
+            let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
             self.cv.notify_all();
         }
     }
@@ -60,16 +60,17 @@ impl Progress {
         if self.get() >= target || stop.load(Ordering::SeqCst) {
             return;
         }
-        let mut g = self.lock.lock().unwrap();
+        let mut g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         self.want.store(target, Ordering::SeqCst);
         while self.get() < target && !stop.load(Ordering::SeqCst) {
-            g = self.cv.wait_timeout(g, Duration::from_millis(20)).unwrap().0;
+            g = self.cv.wait_timeout(g, Duration::from_millis(20)).unwrap_or_else(|e| e.into_inner()).0;
         }
         self.want.store(u64::MAX, Ordering::SeqCst);
     }
     /// Wakes every waiter (the shuffle has ended).
     pub fn wake(&self) {
-        let _g = self.lock.lock().unwrap();
+        // also while a panicking shuffle thread unwinds: a poisoned lock still wakes
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         self.cv.notify_all();
     }
 }

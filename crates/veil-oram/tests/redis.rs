@@ -75,3 +75,37 @@ fn proram_on_redis_serves_and_detects_tampering() {
     assert!(matches!(o2.read(5), Err(OramError::Tamper { .. })));
     assert!(RedisStorage::connect("127.0.0.1:1", "t", 8, &[1]).is_err());
 }
+
+/// A Redis that accepts and never answers (hung, or paused) fails each call within the socket
+/// timeout instead of holding the request: here one answers PING, then nothing more, as a
+/// Redis that hangs while serving.
+#[test]
+fn a_hung_redis_fails_calls_within_the_timeout() {
+    use std::io::{Read, Write};
+    use veil_oram::redis::IO_TIMEOUT;
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for (k, s) in l.incoming().enumerate() {
+            let Ok(mut s) = s else { break };
+            if k == 0 {
+                let mut b = [0u8; 64];
+                let _ = s.read(&mut b);
+                let _ = s.write_all(b"+PONG\r\n");
+            }
+            held.push(s); // never answered, never closed
+        }
+    });
+    let st = RedisStorage::connect(&addr, "t", 8 + TAG_LEN, &[4, 4, 4]).unwrap();
+    let t0 = std::time::Instant::now();
+    let e = st.get_meta("x").unwrap_err();
+    let took = t0.elapsed();
+    assert!(took >= IO_TIMEOUT && took < IO_TIMEOUT + std::time::Duration::from_secs(3), "{took:?}");
+    assert!(matches!(&e, OramError::Io(m) if m.contains("no reply")), "{e}");
+    // the hung connection is dropped; a new one hangs the same bounded way
+    let t0 = std::time::Instant::now();
+    let mut b = vec![0u8; 8 + TAG_LEN];
+    assert!(st.read(Actor::Access, 0, 1, &mut b).is_err());
+    assert!(t0.elapsed() < IO_TIMEOUT + std::time::Duration::from_secs(3));
+}

@@ -15,8 +15,8 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 
 from veil.core import ConfigError, VeilError
-from veil.oram.protocol import (MAX_ID, MIN_TOKEN_CHARS, STATUS_INTEGRITY, STATUS_OK, STATUS_UNKNOWN, Handshake,
-                                open_reply, read_request)
+from veil.oram.protocol import (MAX_ID, MIN_TOKEN_CHARS, REPLY_HEAD, STATUS_INTEGRITY, STATUS_OK, STATUS_UNKNOWN,
+                                Handshake, open_reply_epoch, read_request)
 
 #: Attempts at one read whose reply was cut (reset, closed, timed out) before it arrived.
 READ_ATTEMPTS = 3
@@ -50,8 +50,10 @@ def check_token(token: str) -> None:
 
 
 class EpochFile:
-    """The highest store epoch this client has seen, kept in a file (mode 0600) across runs: a
-    server whose store is older (a rolled-back copy) is refused."""
+    """The highest store epoch seen, kept in a file (mode 0600) across runs and shared by the
+    clients given the same path: a server whose store is older (a rolled-back copy) is refused.
+    It only ever goes up: `raise_to` writes the larger of the file's value and its own, under an
+    exclusive lock, by an atomic rename, so a client that saw less cannot lower it."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
@@ -64,14 +66,29 @@ class EpochFile:
         except (OSError, ValueError) as e:
             raise OramRequestError(f"epoch file {self.path}: unreadable ({e})") from None
 
+    def raise_to(self, epoch: int) -> int:
+        """Records `epoch` if it is above the file's; returns the file's value afterwards."""
+        import fcntl
+
+        lock = os.open(self.path.with_name(self.path.name + ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            have = self.read()
+            if epoch <= have:
+                return have
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(f"{epoch}\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+            return epoch
+        finally:
+            os.close(lock)
+
     def write(self, epoch: int) -> None:
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(f"{epoch}\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        self.raise_to(epoch)
 
 
 def normalise_fingerprint(fp: str) -> str:
@@ -202,16 +219,24 @@ class OramClient:
         except (ValueError, KeyError, TypeError, InvalidTag) as e:
             raise OramClientError(f"session handshake failed: {e or type(e).__name__}") from None
         self.n_blocks, self.block_size, self.files = info["n_blocks"], info["block_size"], info["files"]
-        epoch = int(info.get("epoch", 0))
+        # another client sharing the epoch file may have seen more since this one started
+        if self.epoch_file is not None:
+            self.highest_epoch = max(self.highest_epoch, self.epoch_file.read())
+        self._check_epoch(int(info.get("epoch", 0)))
+        self.counter = 0
+        self.sessions_opened += 1
+
+    def _check_epoch(self, epoch: int) -> None:
+        """Refuses a store behind the highest epoch seen (in any reply, by any client sharing the
+        epoch file); records a higher one."""
         if epoch < self.highest_epoch:
             self.close()
             raise OramClientError(f"the server's store is at epoch {epoch}, behind epoch {self.highest_epoch} "
                                   "already seen: a rolled-back copy, refused")
-        self.highest_epoch = epoch
-        if self.epoch_file is not None:
-            self.epoch_file.write(epoch)
-        self.counter = 0
-        self.sessions_opened += 1
+        if epoch > self.highest_epoch:
+            self.highest_epoch = epoch
+            if self.epoch_file is not None:
+                self.highest_epoch = self.epoch_file.raise_to(epoch)
 
     def get(self, block_id: int) -> bytes:
         if not 0 <= block_id <= MAX_ID:
@@ -220,9 +245,11 @@ class OramClient:
         if status != 200:
             raise self._fail("/read", status, data)
         try:
-            st, block = open_reply(self.key, self.sid, ctr, data)
+            st, epoch, block = open_reply_epoch(self.key, self.sid, ctr, data)
         except InvalidTag:
             raise OramClientError(f"reply for block {block_id} fails authentication") from None
+        # every reply carries the store's epoch, sealed: a rollback is seen mid-session too
+        self._check_epoch(epoch)
         if st == STATUS_OK:
             return block
         if st == STATUS_UNKNOWN:
@@ -242,7 +269,7 @@ class OramClient:
             ctr = self.counter
             try:
                 status, data = self._post("/read", read_request(self.key, self.sid, ctr, block_id), resend=False)
-                if status == 200 and len(data) != 1 + self.block_size + 16:
+                if status == 200 and len(data) != REPLY_HEAD + self.block_size + 16:
                     # every reply has this one size: a shorter one was cut on the way
                     self.close()
                     raise _Cut(f"{self.host}:{self.port}: reply of {len(data)} bytes cut short")

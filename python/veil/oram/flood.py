@@ -134,9 +134,18 @@ def check_main(argv: list[str]) -> int:
     return 0 if ok else 1
 
 
-#: The flood's source addresses: loopback, and more of them than the unauthenticated budget
-#: can give their full per-address share, so that eviction is exercised too.
-SOURCES = ",".join(f"127.0.0.{i}" for i in range(2, 10))
+#: The flood's source addresses: loopback, each in a /24 of its own (the server counts shares
+#: per /24), and more of them than the unauthenticated budget can give their full share, so that
+#: eviction is exercised too. The real client connects from 127.0.0.1, another /24.
+SOURCES = ",".join(f"127.0.{i}.1" for i in range(2, 10))
+
+
+def many_sources(n: int) -> str:
+    """`n` (at most 65,280) loopback addresses, each in a /24 of its own and none in 127.0.0.0/24:
+    the address-rich attacker, for whom grouping by network does not help."""
+    if not 0 < n <= 255 * 256:
+        raise ValueError(f"{n} sources: 1..{255 * 256}")
+    return ",".join(f"127.{1 + k // 256}.{k % 256}.7" for k in range(n))
 
 
 def main(argv: list[str] | None = None) -> int:

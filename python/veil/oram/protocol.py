@@ -1,4 +1,4 @@
-"""The service's wire protocol (version 1), client side; the server is `veil_oram::http`.
+"""The service's wire protocol (version 2), client side; the server is `veil_oram::http`.
 
 * `K_auth = HMAC-SHA256(token, "veil-oram/1 auth")`: the token itself is never sent.
 * Handshake, `POST /session` with `{"client_pub", "mac"}`: an ephemeral X25519 key and
@@ -8,8 +8,11 @@
   transcript)` with `transcript = client_pub || server_pub || sid`. Without an ephemeral private
   key an observer (or a replay of the hello) cannot get the session key, with or without TLS.
 * `POST /read`, body `sid || counter (8, big-endian) || AES-256-GCM(id as u64 LE)`; the reply is
-  `AES-256-GCM(status || B bytes)` whatever happened, so success, an unknown id and a failed
-  storage check cannot be told apart on the wire.
+  `AES-256-GCM(status || epoch (8, big-endian) || B bytes)` whatever happened, so success, an
+  unknown id and a failed storage check cannot be told apart on the wire. `epoch` is the
+  store's count of epochs ended by requests, as durably recorded: it never goes down on an
+  honest server and a restart does not advance it, so the client checks it on every reply
+  (version 1's replies had no epoch; the key-derivation labels still say "veil-oram/1").
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-PROTOCOL = "veil-oram/1"
+PROTOCOL = "veil-oram/2"
+#: status byte and epoch before the block in every sealed reply
+REPLY_HEAD = 1 + 8
 #: Shortest access token either side accepts (128 bits as hex digits).
 MIN_TOKEN_CHARS = 32
 SID_LEN = 16
@@ -75,8 +80,15 @@ def read_request(key: bytes, sid: bytes, counter: int, block_id: int) -> bytes:
     return sid + c + AESGCM(key).encrypt(_nonce(1, counter), block_id.to_bytes(8, "little"), b"req" + sid + c)
 
 
-def open_reply(key: bytes, sid: bytes, counter: int, body: bytes) -> tuple[int, bytes]:
-    """(status, block) of a read reply; raises cryptography's InvalidTag if it was altered."""
+def open_reply_epoch(key: bytes, sid: bytes, counter: int, body: bytes) -> tuple[int, int, bytes]:
+    """(status, store epoch, block) of a read reply; raises cryptography's InvalidTag if it was
+    altered."""
     c = counter.to_bytes(8, "big")
     pt = AESGCM(key).decrypt(_nonce(2, counter), body, b"rep" + sid + c)
-    return pt[0], pt[1:]
+    return pt[0], int.from_bytes(pt[1:REPLY_HEAD], "big"), pt[REPLY_HEAD:]
+
+
+def open_reply(key: bytes, sid: bytes, counter: int, body: bytes) -> tuple[int, bytes]:
+    """(status, block) of a read reply; raises cryptography's InvalidTag if it was altered."""
+    st, _, block = open_reply_epoch(key, sid, counter, body)
+    return st, block

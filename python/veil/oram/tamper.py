@@ -9,7 +9,7 @@ know which block a slot holds; the observer names the block in the slot it flips
 (`debug_slot_of`) only to set up the secret patterns, and that name never enters the view.
 
 Settings: `service`, the constant-work HTTP service (docs/oram.md, "Integrity": a failed
-storage check is answered with the same sealed 200 of 1 + B + 16 bytes after the same copies,
+storage check is answered with the same sealed 200 of 1 + 8 + B + 16 bytes after the same copies,
 sealing and wait), run in this process on a loopback port without TLS (TLS adds the same bytes
 to every reply); and `engine`, the negative control: the engine's own answer, as a service that
 passed storage errors on would give it (Veil's did before the constant-work replies) — an error

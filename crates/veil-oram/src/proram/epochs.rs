@@ -73,7 +73,9 @@ impl ProOram {
             ctx: g.epoch.ctx,
             key: g.epoch.key.raw(),
             pos: g.epoch.pos.clone(),
+            work: Some(g.work),
         };
+        let (durable, work) = (self.durable_work.clone(), g.work);
         let master = self.master.clone();
         let k1n_job = k1n.clone();
         let buffers = self.buffers.clone();
@@ -85,8 +87,13 @@ impl ProOram {
         let work_region = self.work_region();
         g.written[work_region as usize] = true;
         let handle = std::thread::spawn(move || {
+            // Whatever way this thread ends (an error at any storage call, a panic), the
+            // shuffle is marked done and every waiting request woken: a request waits for its
+            // share only until then, and the hand-over then finds the failure when it joins.
+            let _ended = Ended { done: done.clone(), progress: progress.clone() };
             let t0 = std::time::Instant::now();
             put_state(&*storage, &master, &state)?;
+            durable.fetch_max(work, Ordering::SeqCst);
             if crash_after_state {
                 eprintln!("veil-oram: failpoint handover-after-state: aborting");
                 std::process::abort();
@@ -124,8 +131,6 @@ impl ProOram {
                 let staged: f64 = stage_secs.iter().sum();
                 w.overhead = ((t0.elapsed().as_secs_f64() - staged).max(0.0) * 1e9) as u64;
             }
-            done.store(true, Ordering::SeqCst);
-            progress.wake();
             r.map(|_| route2)
         });
         g.pending = Some(Pending { handle, next, plan: (perm2, k1n) });
@@ -138,7 +143,8 @@ impl ProOram {
     /// fsyncs stay off the request path.
     /// `due`: when the epoch ending now was due to end; the next one's clock starts there, or
     /// when its copy is ready if that is later.
-    pub(super) fn hand_over(&self, g: &mut Inner, due: std::time::Instant) -> Result<()> {
+    /// `by_request`: the epoch ends at its T-th request (it counts as work), not on `open`.
+    pub(super) fn hand_over(&self, g: &mut Inner, due: std::time::Instant, by_request: bool) -> Result<()> {
         let was_ready = !g.ready.is_empty();
         // (not the one `open` makes: there is nothing to be ahead of yet)
         if !was_ready && g.shuffles_started > 1 {
@@ -159,6 +165,8 @@ impl ProOram {
         if armed {
             crash_if(&self.failpoint, "handover-before-state");
         }
+        self.epoch_no.store(next.number, Ordering::SeqCst);
+        g.work += u64::from(by_request);
         g.epoch = next;
         g.cache.clear();
         g.slab_used = 0;
@@ -214,6 +222,20 @@ impl ProOram {
 
     pub(super) fn work_region(&self) -> u32 {
         self.epoch_regions
+    }
+}
+
+/// Marks the shuffle done and wakes its waiters when dropped, i.e. on every way out of the
+/// shuffle thread, early returns and unwinding included.
+struct Ended {
+    done: Arc<AtomicBool>,
+    progress: Arc<Progress>,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        self.progress.wake();
     }
 }
 

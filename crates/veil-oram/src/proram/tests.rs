@@ -14,6 +14,7 @@ fn state_record_length_does_not_depend_on_the_key() {
         ctx: 3,
         key,
         pos: (0..72).rev().collect(),
+        work: Some(5),
     };
     let (a, b) = (st([0; KEY_LEN]), st([255; KEY_LEN]));
     assert_ne!(serde_json::to_vec(&a).unwrap().len(), serde_json::to_vec(&b).unwrap().len());
