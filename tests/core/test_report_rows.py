@@ -129,11 +129,15 @@ def test_report_files(tmp_path, fakesys):
     assert "src='figures/fakesys_curve.png'" in page and "fakesys_curve.csv" in page
     assert "read off the figure" in page and "Measured here" in page
     index = (tmp_path / "index.html").read_text()
-    # the summary's columns add up to the rows; the calibrated row counts as calibrated only
+    # the summary's columns add up to the rows; the calibrated row that misses counts as outside,
+    # marked calibrated, not hidden in a calibrated column
     (counts,) = summary(sections)
     assert counts["rows"] == 6 == sum(counts[c] for c in SUMMARY_COLUMNS)
-    assert (counts["calibrated"], counts["within"], counts["holds"], counts["fails"], counts["no reference"]) == \
-        (1, 2, 1, 1, 1)
+    assert (counts["calibrated"], counts["within"], counts["outside"], counts["holds"], counts["fails"],
+            counts["no reference"]) == (0, 2, 1, 1, 1, 1)
+    assert counts["calibrated_failing"] == {"outside": 1} and "1 (1 calibrated)" in index
+    # a row measured here names the host it was measured on
+    assert refs["fakesys/curve/timing"]["host"] and "measured on " in page
     # failures first: the failing shape and the calibrated row that misses, each linked to its row
     head = index[:index.index("Rows that fail")]
     assert "<td>6</td>" in head

@@ -21,13 +21,13 @@ TOL_SRC = ("a cost model built from published unit costs, not the paper's synthe
 
 
 def row(label, value, *, unit="", ref=None, source=PAPER_SRC, tol=0.15, tol_source=TOL_SRC, note="", metric=None,
-        origin="model", shape=None, basis=None, basis_reason="") -> Row:
+        origin="model", shape=None, basis=None, basis_reason="", self_check="") -> Row:
     """One comparison row (a reference, when given, with its source and tolerance)."""
     has = ref is not None
     tol = tol if has and shape is None else None
     return Row(label, value, unit=unit, ref=ref, source=source if has or shape else "", tol=tol,
                tol_source=tol_source if tol is not None else "", note=note, metric=metric, origin=origin,
-               shape=shape, basis=basis, basis_reason=basis_reason)
+               shape=shape, basis=basis, basis_reason=basis_reason, self_check=self_check)
 
 
 CHOCO = HEParams(8192, (43, 43, 44), 20)
@@ -94,7 +94,7 @@ def section(ctx, quick: bool) -> dict:
     # ---------------------------------------------------------------- Fig. 8
     w = D.Workload.from_counts({"n": 8192, "primes": 3, **main["counts"]})
     sp = D.space()
-    res = D.evaluate(sp, w, D.Calibration(cal["area_factor"], cal["leak_mw_per_mm2"]))
+    res = D.evaluate(sp, w, D.Calibration(cal["area_factor"], cal["leak_mw_per_mm2"], cal.get("energy_scale", 1.0)))
     res = {**res, "time_ms": res["time_s"] * 1e3, "power_mw": res["power_w"] * 1e3}
     idx = D.select(res)
     front = D.pareto(res["time_s"], res["power_w"], res["area_mm2"])
@@ -127,7 +127,9 @@ def section(ctx, quick: bool) -> dict:
                        f"element-wise {d['pe_elem']} PEs / {d['sram_elem']} B per lane, 3 lanes; "
                        f"{main['power_mw']:.0f} mW. Space evaluated in {main['eval_s']:.2f} s here.",
                rows=[row("configurations explored", main["configs"], origin="arithmetic", shape=Shape(">=", 31340),
-                         note="at least the paper's count (31,340): Veil's knob set is a reconstruction"),
+                         note="at least the paper's count (31,340): Veil's knob set is a reconstruction",
+                         self_check="the count is the size of the knob grid, fixed by construction: no model "
+                                    "result can change it"),
                      row("area of the selected design", main["area_mm2"], unit="mm^2", ref=19.3,
                          metric="he/taco/area_mm2"),
                      row("time per encryption", main["enc_ms"], unit="ms", ref=0.66,
