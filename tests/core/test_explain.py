@@ -124,3 +124,31 @@ def test_falsify_finds_a_perturbation_for_every_shape_that_can_fail(toy, store):
     assert found["toy/fig/y_b"] == "toy.x = 2.0"
     # the fixed count moves under nothing plausible: it can only be a self-check
     assert found["toy/other/fixed"] is None
+
+
+def test_summary_for_the_report_and_headline_lookup(toy, store):
+    from veil.core import robustness as R
+    from veil.core.explain import explain, summary_text
+
+    assert R.robustness_of(store, "toy/fig/y", True).startswith("robustness not explained")
+    ex = explain("toy/fig/y", store, samples=0)
+    # outside for x below 0.88 (down to the range's end, 0.5)
+    assert summary_text(ex) == "fragile: outside if toy.x in [0.500, 0.880] (nominal 1, plausible [0.5, 2])"
+    assert R.robustness_of(store, "toy/fig/y", True) == summary_text(ex)
+    assert R.robustness_of(store, "toy/fig/y", False).startswith("robustness not explained")
+
+
+def test_headline_rows_carry_robustness_in_the_report(toy, store, tmp_path, monkeypatch):
+    from veil.core import robustness as R
+    from veil.core.explain import explain
+    from veil.core.report import reproduce
+
+    monkeypatch.setitem(R.HEADLINES, "toy", (("toy/fig/y", "toy/fig/y_b"), "toy abstract"))
+    explain("toy/fig/y", store, samples=0)
+    reproduce(["toy"], tmp_path / "rep", store, quick=True, jobs=1, log=lambda *_: None)
+    refs = __import__("json").loads((tmp_path / "rep" / "references.json").read_text())
+    assert refs["toy/fig/y"]["robustness"].startswith("fragile: outside if toy.x in [0.500, 0.880]")
+    assert refs["toy/fig/y_b"]["robustness"].startswith("robustness not explained")
+    assert "robustness" not in refs["toy/fig/y_shape"]
+    page = (tmp_path / "rep" / "toy.html").read_text()
+    assert "within; fragile: outside if toy.x" in page

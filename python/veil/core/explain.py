@@ -23,6 +23,7 @@ from typing import Any, Callable
 from veil.core.errors import ConfigError, VeilError
 from veil.core.provenance import PROVENANCE, Assumption
 from veil.core.report import ReproduceContext, Section, selected_reproducers
+from veil.core.robustness import store_summary
 from veil.core.rows import Row, slug
 from veil.core.store import ResultStore
 
@@ -425,6 +426,8 @@ def explain(key: str, store: ResultStore | None, *, quick: bool = True, jobs: in
     assumptions = PROVENANCE.assumed(key)
     nominal_vals = {a.full: a.value for a in assumptions}
     nominal = cached_point(key, nominal_vals, store, quick, jobs, scheduler)  # a missing row: near matches
+    if nominal.verdict == "no reference":
+        raise ConfigError(f"explain: row {key!r} has no reference and no shape: there is no verdict to be sure of")
     if not assumptions:
         raise ConfigError(f"explain: row {key!r} depends on no assumption with a declared range "
                           f"(veil.core.provenance.register_assumption); nothing to move")
@@ -453,7 +456,32 @@ def explain(key: str, store: ResultStore | None, *, quick: bool = True, jobs: in
     # jointly: a Latin hypercube over every range (SALib), first-order indices by RBD-FAST
     if samples > 0:
         _joint(ex, key, store, quick, jobs, scheduler, samples, seed, log)
+    if store is not None:
+        store_summary(store, key, quick, summary_text(ex), not ex.fragile, 0.0)
     return ex
+
+
+def summary_text(ex: Explanation) -> str:
+    """One line for the report beside a headline row's verdict: robust, fragile with what flips
+    it, or for a failing row what would make it hold (or that nothing plausible does)."""
+    passing = ex.nominal.verdict in PASSING
+    best = ex.smallest()
+    scope = f"{len(ex.assumptions)} assumptions at their range ends" + (
+        f" and {len(ex.joint)} joint points" if ex.joint else "")
+    if best is None:
+        return (f"robust over the declared ranges ({scope})" if passing
+                else f"fails under every plausible assumption ({scope})")
+    if best["assumption"] == "jointly":
+        moved = ", ".join(f"{n} = {_v(v)}" for n, v in best["values"].items())
+        return f"{'fragile: ' + best['verdict'] if passing else 'holds'} at {moved} (moved jointly)"
+    a = PROVENANCE.assumptions[best["assumption"]]
+    if a.discrete:
+        return f"{'fragile: ' + best['verdict'] if passing else 'holds'} if {a.full} = {best['value']}"
+    # the flip point and the end of the range on its side: the interval where the verdict differs
+    end = a.lo if float(best["value"]) < float(a.value) else a.hi
+    lo, hi = sorted((float(best["value"]), end))
+    return (f"{'fragile: ' + best['verdict'] if passing else 'holds'} if {a.full} in [{_v(lo)}, {_v(hi)}]"
+            f" (nominal {_v(a.value)}, plausible {a.range_text()})")
 
 
 def _joint(ex: Explanation, key: str, store, quick: bool, jobs: int, scheduler, samples: int, seed: int,

@@ -12,7 +12,7 @@ import math
 import re
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from veil.core.config import validate
 from veil.core.errors import ConfigError, VeilError
 from veil.core.registry import REGISTRY, Reproducer, load_reproducers
 from veil.core.report_html import write_pages
+from veil.core.robustness import is_headline, robustness_of
 from veil.core.rows import BASES, Row, host_name, machine_load, slug
 from veil.core.runner import run_experiment, veil_version
 from veil.core.store import ResultStore
@@ -125,6 +126,8 @@ class ReproduceContext:
                 check_words(text, f"row {r.label!r}")
         keys = [self._key(r, block) for r in rows]
         out = [r.resolve(k, keys) for r, k in zip(rows, keys)]
+        out = [replace(r, robustness=robustness_of(self.store, r.key, self.quick)) if is_headline(r.key) else r
+               for r in out]
         for r in out:
             if r.metric is not None:
                 self.metric(r.metric, r.value)

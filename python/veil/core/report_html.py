@@ -173,7 +173,8 @@ def _rows_html(rows: list[Row]) -> str:
             verdict = r.outcome
             out.append(f"<tr id='{row_anchor(r)}'><td>{_label(r)}</td><td>{_value(r)}</td><td>{_fmt(r.ref)}</td>"
                        f"<td>{html.escape(r.source)}</td><td>{_fmt(r.ratio)}</td><td>{_tolerance(r)}</td>"
-                       f"<td class='{_VERDICT_CLASS.get(verdict, '')}'>{html.escape(verdict)}</td>"
+                       f"<td class='{_VERDICT_CLASS.get(verdict, '')}'>{html.escape(r.verdict_text())}"
+                       f"{_factors(r)}</td>"
                        f"<td class='{'cal' if r.basis == 'calibrated' else ''}'>{_basis(r)}</td>"
                        f"<td>{html.escape(r.unit)}</td></tr>")
         out.append("</table>")
@@ -185,6 +186,15 @@ def _rows_html(rows: list[Row]) -> str:
                        f"<td>{html.escape(r.unit)}</td></tr>")
         out.append("</table>")
     return "".join(out)
+
+
+def _factors(r: Row) -> str:
+    """A ratio's factors, each against its own reference."""
+    if not r.factors:
+        return ""
+    items = "".join(f"<li>{html.escape(f.label)}: {_fmt(f.value)} {html.escape(f.unit)} against {_fmt(f.ref)} "
+                    f"({html.escape(f.source)}): {html.escape(f.outcome)}</li>" for f in r.factors)
+    return f"<br><small>factors:</small><ul class='factors'>{items}</ul>"
 
 
 def _label(r: Row) -> str:

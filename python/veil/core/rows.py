@@ -92,6 +92,11 @@ class Row:
     # a shape the model cannot fail (fixed by construction, or the model checking itself): why.
     # Its verdict is "self-check", never "holds"
     self_check: str = ""
+    # a ratio's numerator and denominator as rows with references of their own: shown beside it,
+    # and a ratio within its band while a factor is outside is "within by cancellation"
+    factors: tuple[Row, ...] = ()
+    # a headline row's robustness from `veil explain` (robust / fragile: what flips it), set by the report
+    robustness: str = ""
     constants: tuple[Constant, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -165,6 +170,16 @@ class Row:
     def failing(self) -> bool:
         return self.outcome in FAILING
 
+    @property
+    def by_cancellation(self) -> bool:
+        """Within its band while a factor with a reference of its own is outside: errors cancel."""
+        return self.outcome == "within" and any(f.outcome == "outside" for f in self.factors)
+
+    def verdict_text(self) -> str:
+        """The verdict as the report prints it: with "by cancellation" and a headline's robustness."""
+        t = self.outcome + (" by cancellation" if self.by_cancellation else "")
+        return t + (f"; {self.robustness}" if self.robustness else "")
+
     def tolerance_text(self) -> str:
         if self.shape is not None:
             return "shape: " + self.shape.text(self.unit)
@@ -183,7 +198,11 @@ class Row:
                 "basis": self.basis, "basis_reason": self.basis_reason or None, "origin": self.origin,
                 "provenance": [c.as_dict() for c in self.constants],
                 "spread": list(self.spread) if self.spread else None, "ratio": self.ratio, "note": self.note,
-                **({"self_check": self.self_check} if self.self_check else {})}
+                **({"self_check": self.self_check} if self.self_check else {}),
+                **({"factors": [{"label": f.label, "value": f.value, "unit": f.unit, "reference": f.ref,
+                                 "source": f.source, "verdict": f.outcome} for f in self.factors],
+                    "by_cancellation": self.by_cancellation} if self.factors else {}),
+                **({"robustness": self.robustness} if self.robustness else {})}
 
 
 def slug(text: str) -> str:
