@@ -41,6 +41,9 @@ def reproduce(ctx) -> None:
         Row("y", r["y"], ref=110.0, source="toy reference", tol=0.2, tol_source="toy band", key="toy/fig/y"),
         Row("y shape", r["y"], shape=Shape(">=", 90), source="toy claim", key="toy/fig/y_shape"),
         Row("y b", r["y"], shape=Shape("<", 120), source="toy claim", key="toy/fig/y_b"),
+        # outside at the nominal and at both ends of x's range; within only for x in [1.35, 1.65]
+        Row("y window", r["y"], ref=150.0, source="toy reference", tol=0.1, tol_source="toy band",
+            key="toy/fig/y_window"),
         Row("fixed count", r["c"], shape=Shape(">=", 31340), source="toy claim", key="toy/other/fixed"),
     ])
 

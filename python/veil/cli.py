@@ -269,10 +269,12 @@ def cmd_explain(args) -> int:
         check_output_file(args.json, "--json")
     if args.samples < 0 or args.samples > 100_000:
         raise ConfigError(f"--samples {args.samples}: 0..100000")
+    if not 2 <= args.levels <= 1000:
+        raise ConfigError(f"--levels {args.levels}: 2..1000")
     check_key(args.key)
     with _store(args) as store:
         ex = explain(args.key, store, quick=not args.full, jobs=max(1, args.jobs), scheduler=args.scheduler,
-                     samples=args.samples, seed=args.seed, log=lambda m: print(m, file=sys.stderr))
+                     samples=args.samples, seed=args.seed, levels=args.levels, log=lambda m: print(m, file=sys.stderr))
     print(render(ex))
     if args.json:
         Path(args.json).write_text(json.dumps(ex.as_dict(), indent=2, default=str) + "\n")
@@ -472,6 +474,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--full", action="store_true", help="evaluate the row as the full report does (default: quick)")
     s.add_argument("--samples", type=int, default=32, help="joint Latin-hypercube points (0: one at a time only)")
     s.add_argument("--seed", type=int, default=0, help="seed of the joint design")
+    s.add_argument("--levels", type=int, default=5, help="points over each range, one assumption at a time (>= 2)")
     s.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="local worker processes for the points")
     s.add_argument("--scheduler", help="Dask scheduler address: the points go there (workers share the store)")
     s.add_argument("--json", help="also write the explanation to this file")

@@ -58,6 +58,16 @@ def test_a_shape_row_flips_at_its_bound_and_a_named_ablation_counts(toy, store):
     assert ex.smallest()["assumption"] == "toy.x"
 
 
+def test_a_window_inside_the_range_is_found_not_only_the_ends(toy, store):
+    from veil.core.explain import explain, summary_text
+
+    ex = explain("toy/fig/y_window", store, samples=0)
+    assert ex.nominal.verdict == "outside"
+    (flip,) = [f for f in ex.flips if f["assumption"] == "toy.x"]
+    assert flip["interval"] == pytest.approx([1.35, 1.65], abs=1e-6) and flip["verdict"] == "within"
+    assert summary_text(ex).startswith("holds if toy.x in [1.35, 1.65]")
+
+
 def test_robust_row_and_points_read_back_from_the_store(toy, store):
     from veil.core.explain import explain, render
 

@@ -403,24 +403,66 @@ def _unit(a: Assumption, v: Any) -> float:
     return (float(v) - a.lo) / (a.hi - a.lo)
 
 
-def _flip_point(key: str, a: Assumption, nominal: dict[str, Any], end: float, store, quick: bool,
+def _flip_point(key: str, a: Assumption, nominal: dict[str, Any], xa: float, xb: float, store, quick: bool,
                 xtol: float) -> float:
-    """Where between the nominal value and `end` the row's margin crosses zero (Brent's
-    method on the margin, each evaluation through the store)."""
+    """Where between xa and xb (verdicts differ there) the row's margin crosses zero: Brent's
+    method on the margin, each evaluation through the store; xb where the margin gives no sign."""
     from scipy.optimize import brentq
 
     def f(x: float) -> float:
         return cached_point(key, {**nominal, a.full: float(x)}, store, quick).margin
 
-    x0 = float(a.value)
-    f0, f1 = f(x0), f(end)
-    if not (math.isfinite(f0) and math.isfinite(f1)) or f0 * f1 > 0:
-        return end
-    return float(brentq(f, x0, end, xtol=xtol * (a.hi - a.lo)))
+    fa, fb = f(xa), f(xb)
+    if not (math.isfinite(fa) and math.isfinite(fb)) or fa * fb > 0:
+        return xb
+    return float(brentq(f, xa, xb, xtol=xtol * (a.hi - a.lo)))
+
+
+def _grid(a: Assumption, levels: int) -> list[Any]:
+    """The values one assumption is evaluated at alone: every level of a discrete one; for a
+    number, `levels` evenly spaced points over its range (ends included), so a window inside
+    the range where the verdict differs is found, not only its ends."""
+    if a.discrete:
+        return [v for v in a.levels if v != a.value]
+    import numpy as np
+
+    return [float(x) for x in np.linspace(a.lo, a.hi, max(2, levels)) if not math.isclose(x, a.value)]
+
+
+def _flips_of(ex: "Explanation", key: str, a: Assumption, nominal_vals: dict[str, Any], store, quick: bool,
+              xtol: float) -> None:
+    """The intervals of one assumption's range where the verdict differs from the nominal one,
+    their edges found by Brent's method between grid points of differing verdict."""
+    base = ex.nominal.verdict
+    pts = ex.one_at_a_time.get(a.full, [])
+    if a.discrete:
+        for p in pts:
+            if p.verdict != base:
+                ex.flips.append({"assumption": a.full, "value": p.values[a.full], "nominal": a.value,
+                                 "interval": None, "distance": 1.0, "verdict": p.verdict})
+        return
+    grid = sorted([(float(a.value), base)] + [(float(p.values[a.full]), p.verdict) for p in pts])
+    i = 0
+    while i < len(grid):
+        if grid[i][1] == base:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(grid) and grid[j + 1][1] != base:
+            j += 1
+        lo = a.lo if i == 0 else _flip_point(key, a, nominal_vals, grid[i - 1][0], grid[i][0], store, quick, xtol)
+        hi = a.hi if j == len(grid) - 1 else _flip_point(key, a, nominal_vals, grid[j + 1][0], grid[j][0], store,
+                                                         quick, xtol)
+        x0 = float(a.value)
+        edge = lo if x0 <= lo else (hi if x0 >= hi else x0)
+        ex.flips.append({"assumption": a.full, "value": edge, "nominal": a.value, "interval": [lo, hi],
+                         "distance": abs(_unit(a, edge) - _unit(a, x0)), "verdict": grid[i][1]})
+        i = j + 1
 
 
 def explain(key: str, store: ResultStore | None, *, quick: bool = True, jobs: int = 1, scheduler: Any = None,
-            samples: int = 32, seed: int = 0, xtol: float = 1e-4, log: Callable[[str], None] = lambda _m: None
+            samples: int = 32, seed: int = 0, levels: int = 5, xtol: float = 1e-4,
+            log: Callable[[str], None] = lambda _m: None
             ) -> Explanation:
     check_key(key)
     assumptions = PROVENANCE.assumed(key)
@@ -432,27 +474,18 @@ def explain(key: str, store: ResultStore | None, *, quick: bool = True, jobs: in
         raise ConfigError(f"explain: row {key!r} depends on no assumption with a declared range "
                           f"(veil.core.provenance.register_assumption); nothing to move")
     ex = Explanation(key, nominal.row, assumptions, nominal)
-    # one at a time: each assumption to the ends of its range (every level of a discrete one)
+    # one at a time: each assumption over a grid of its range (every level of a discrete one)
     batch, owner = [], []
     for a in assumptions:
-        for v in (a.levels if a.discrete else (a.lo, a.hi)):
-            if v != a.value:
-                batch.append({**nominal_vals, a.full: v})
-                owner.append(a.full)
+        for v in _grid(a, levels):
+            batch.append({**nominal_vals, a.full: v})
+            owner.append(a.full)
     log(f"one at a time: {len(batch)} points")
     pts = evaluate_many(key, batch, store, quick, jobs, scheduler, "one at a time")
     for name, p in zip(owner, pts):
         ex.one_at_a_time.setdefault(name, []).append(p)
     for a in assumptions:
-        for p in ex.one_at_a_time.get(a.full, []):
-            if p.verdict == nominal.verdict:
-                continue
-            v = p.values[a.full]
-            if not a.discrete:
-                v = _flip_point(key, a, nominal_vals, float(v), store, quick, xtol)
-            ex.flips.append({"assumption": a.full, "value": v, "nominal": a.value,
-                             "distance": abs(_unit(a, v) - _unit(a, a.value)) if not a.discrete else 1.0,
-                             "verdict": p.verdict})
+        _flips_of(ex, key, a, nominal_vals, store, quick, xtol)
     # jointly: a Latin hypercube over every range (SALib), first-order indices by RBD-FAST
     if samples > 0:
         _joint(ex, key, store, quick, jobs, scheduler, samples, seed, log)
@@ -477,9 +510,7 @@ def summary_text(ex: Explanation) -> str:
     a = PROVENANCE.assumptions[best["assumption"]]
     if a.discrete:
         return f"{'fragile: ' + best['verdict'] if passing else 'holds'} if {a.full} = {best['value']}"
-    # the flip point and the end of the range on its side: the interval where the verdict differs
-    end = a.lo if float(best["value"]) < float(a.value) else a.hi
-    lo, hi = sorted((float(best["value"]), end))
+    lo, hi = best["interval"]       # where the verdict differs, nearest the nominal value
     return (f"{'fragile: ' + best['verdict'] if passing else 'holds'} if {a.full} in [{_v(lo)}, {_v(hi)}]"
             f" (nominal {_v(a.value)}, plausible {a.range_text()})")
 
@@ -550,16 +581,20 @@ def render(ex: Explanation) -> str:
     lines.append("")
     best = ex.smallest()
     if best is None:
-        lines.append(f"robust: the verdict ({ex.nominal.verdict}) holds at both ends of every range and at every "
-                     f"sampled combination")
+        lines.append(f"{'robust' if ex.nominal.verdict in PASSING else 'fails under every plausible assumption'}: "
+                     f"the verdict ({ex.nominal.verdict}) is the same over each range's grid and at every sampled "
+                     f"combination")
     elif best["assumption"] == "jointly":
         moved = ", ".join(f"{n} = {_v(v)}" for n, v in best["values"].items())
-        lines.append(f"fragile: {best['verdict']} when moved jointly to {moved} (the largest move "
-                     f"{best['distance']:.0%} of a range); no single assumption flips it alone")
+        lines.append(f"{'fragile' if ex.nominal.verdict in PASSING else 'would hold'}: {best['verdict']} when moved "
+                     f"jointly to {moved} (the largest move {best['distance']:.0%} of a range); no single "
+                     f"assumption's grid found a change")
     else:
-        lines.append(f"fragile: {best['verdict']} when {best['assumption']} = {_v(best['value'])} (nominal "
-                     f"{_v(best['nominal'])}, {best['distance']:.0%} of its range): the smallest change found")
+        lines.append(f"{'fragile: ' if ex.nominal.verdict in PASSING else 'would hold: '}{best['verdict']} when "
+                     f"{best['assumption']} = {_v(best['value'])} (nominal {_v(best['nominal'])}, "
+                     f"{best['distance']:.0%} of its range): the smallest change found")
         for f in ex.flips:
-            if f is not best:
-                lines.append(f"  also: {f['verdict']} when {f['assumption']} = {_v(f['value'])}")
+            where = (f"in [{_v(f['interval'][0])}, {_v(f['interval'][1])}]" if f.get("interval")
+                     else f"= {_v(f['value'])}")
+            lines.append(f"  {f['verdict']} when {f['assumption']} {where}")
     return "\n".join(lines)
