@@ -134,53 +134,42 @@ def overrides_for(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def evaluate(key: str, values: dict[str, Any], store: ResultStore | None, quick: bool = True, jobs: int = 1,
-             scheduler: Any = None) -> tuple[Row | None, list[str]]:
-    """The row `key` with the assumptions at `values`, and every row key the reproducer gave
-    before it (all of them when the row never came: the caller's near matches)."""
-    system = key.split("/", 1)[0]
+def _run(system: str, values: dict[str, Any], want: str | None, store: ResultStore | None, quick: bool, jobs: int,
+         scheduler: Any) -> tuple[Row | None, ExplainContext]:
+    """The system's reproducer with the assumptions at `values`, up to the row `want` (or to
+    its end); drawing with stand-ins first, for real if the stand-ins trip the reproducer."""
     rep = selected_reproducers([system])[0]
     over = overrides_for(values)
-    seen: list[str] = []
     for null in (True, False):
         sec = Section(system, rep.title)
         with tempfile.TemporaryDirectory(prefix="veil-explain-") as d:
-            ctx = ExplainContext(sec, Path(d), store, quick, jobs, scheduler, over, key, null)
+            ctx = ExplainContext(sec, Path(d), store, quick, jobs, scheduler, over, want, null)
             try:
                 rep.func(ctx)
             except _Found as f:
-                return f.row, sorted(sec.keys)
-            except (ConfigError, KeyboardInterrupt):
-                raise
-            except Exception as e:  # the stand-in drawing can trip a reproducer: draw for real once
-                if not null:
-                    raise VeilError(f"explain {key}: the {system} reproducer failed: {type(e).__name__}: {e}") from e
-                continue
-            seen = sorted(sec.keys)
-        if seen:
-            break
-    return None, seen
-
-
-def all_rows(system: str, values: dict[str, Any], store: ResultStore | None, quick: bool = True, jobs: int = 1,
-             scheduler: Any = None) -> dict[str, Row]:
-    """Every row of `system`'s reproducer with the assumptions at `values`."""
-    rep = selected_reproducers([system])[0]
-    over = overrides_for(values)
-    for null in (True, False):
-        sec = Section(system, rep.title)
-        with tempfile.TemporaryDirectory(prefix="veil-explain-") as d:
-            ctx = ExplainContext(sec, Path(d), store, quick, jobs, scheduler, over, None, null)
-            try:
-                rep.func(ctx)
+                return f.row, ctx
             except (ConfigError, KeyboardInterrupt):
                 raise
             except Exception as e:
                 if not null:
                     raise VeilError(f"the {system} reproducer failed: {type(e).__name__}: {e}") from e
                 continue
-            return ctx.taken
-    return {}
+            return None, ctx
+    raise AssertionError("unreachable")
+
+
+def evaluate(key: str, values: dict[str, Any], store: ResultStore | None, quick: bool = True, jobs: int = 1,
+             scheduler: Any = None) -> tuple[Row | None, list[str]]:
+    """The row `key` with the assumptions at `values`, and every row key the reproducer gave
+    (the caller's near matches when the row never came)."""
+    row, ctx = _run(key.split("/", 1)[0], values, key, store, quick, jobs, scheduler)
+    return row, sorted(ctx.section.keys)
+
+
+def all_rows(system: str, values: dict[str, Any], store: ResultStore | None, quick: bool = True, jobs: int = 1,
+             scheduler: Any = None) -> dict[str, Row]:
+    """Every row of `system`'s reproducer with the assumptions at `values`."""
+    return _run(system, values, None, store, quick, jobs, scheduler)[1].taken
 
 
 def falsify(system: str, store: ResultStore | None, quick: bool = True, jobs: int = 1,
@@ -563,7 +552,7 @@ def render(ex: Explanation) -> str:
     for a in ex.assumptions:
         lines.append(f"  {a.full} = {_v(a.value)}{(' ' + a.unit) if a.unit else ''}, plausible {a.range_text()}: "
                      f"{a.source}")
-    lines += ["", "one at a time (value at each end of the range; verdict):"]
+    lines += ["", "one at a time (the value over a grid of each range; verdict):"]
     order = sorted(ex.assumptions, key=lambda a: -ex.swing(a.full))
     for a in order:
         pts = ex.one_at_a_time.get(a.full, [])

@@ -8,7 +8,6 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
-import time
 
 from veil.core.store import Record, ResultStore, now_iso
 
@@ -54,7 +53,3 @@ def robustness_of(store: ResultStore | None, key: str, quick: bool) -> str:
 
     hit = store.get(SUMMARY_EXPERIMENT, _hash(key, quick), veil_version())
     return hit.result["text"] if hit is not None else NOT_EXPLAINED.replace("KEY", key)
-
-
-def elapsed_since(t0: float) -> float:
-    return time.perf_counter() - t0
