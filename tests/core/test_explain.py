@@ -162,3 +162,17 @@ def test_headline_rows_carry_robustness_in_the_report(toy, store, tmp_path, monk
     assert "robustness" not in refs["toy/fig/y_shape"]
     page = (tmp_path / "rep" / "toy.html").read_text()
     assert "within; fragile: outside if toy.x" in page
+
+
+def test_dask_cluster_gives_the_serial_answer(toy, tmp_path):
+    from distributed import LocalCluster
+
+    from veil.core.explain import explain
+
+    with ResultStore(tmp_path / "a.sqlite") as a:
+        one = explain("toy/fig/y", a, samples=6, seed=2)
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+            ResultStore(tmp_path / "b.sqlite") as b:
+        two = explain("toy/fig/y", b, samples=6, seed=2, scheduler=cluster.scheduler_address)
+    assert [p.value for p in one.joint] == [p.value for p in two.joint]
+    assert one.smallest() == two.smallest()
