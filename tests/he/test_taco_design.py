@@ -256,3 +256,14 @@ def test_taco_assumptions_are_declared_with_sources():
     for n in names:
         a = PROVENANCE.assumptions[n]
         assert a.lo < a.value <= a.hi and a.source and a.knobs[0].startswith("he.taco.")
+
+
+def test_cap_note_names_the_design_behind_the_largest_ratio():
+    from veil.he.taco.report import cap_note
+
+    sw = [{"label": "a", "imx6_enc_s": 10.0, "taco_enc_s": 1.0, "imx6_enc_j": 10.0, "taco_enc_j": 1.0},
+          {"label": "b", "imx6_enc_s": 30.0, "taco_enc_s": 1.0, "imx6_enc_j": 5.0, "taco_enc_j": 1.0}]
+    runs = {"a": {"power_mw": 150.0}, "b": {"power_mw": 720.0}}
+    assert cap_note(sw, runs) == "at b, where the selected design (one lane per prime) draws 720 mW: " \
+                                 "3.6x over the 200 mW cap the selection applies"
+    assert cap_note(sw, runs, "j").endswith("draws 150 mW: under the 200 mW cap")
