@@ -266,11 +266,11 @@ def check_key(key: str) -> None:
     """A key names a system with a reproducer: `system/...` (else one line with the systems)."""
     from veil.core.registry import REGISTRY
 
+    from veil.core.registry import load_reproducers
+
     system = key.split("/", 1)[0] if "/" in key else ""
-    known = sorted(REGISTRY.reproducers) if REGISTRY.reproducers else []
-    if not known:
-        selected_reproducers([])
-        known = sorted(REGISTRY.reproducers)
+    load_reproducers()
+    known = sorted(REGISTRY.reproducers)
     if system not in known:
         near = difflib.get_close_matches(system or key, known, n=3)
         raise ConfigError(f"explain: {key!r} is not a report row key 'SYSTEM/...'; systems: {', '.join(known)}"
