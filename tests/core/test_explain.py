@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from conftest import one_line_error
+from conftest import assert_shapes_falsifiable, one_line_error
 from veil.core.errors import ConfigError
 from veil.core.provenance import PROVENANCE, register_assumption
 from veil.core.store import ResultStore
@@ -176,3 +176,8 @@ def test_dask_cluster_gives_the_serial_answer(toy, tmp_path):
         two = explain("toy/fig/y", b, samples=6, seed=2, scheduler=cluster.scheduler_address)
     assert [p.value for p in one.joint] == [p.value for p in two.joint]
     assert one.smallest() == two.smallest()
+
+
+def test_a_shape_nothing_can_fail_is_named(toy, tmp_path):
+    with pytest.raises(AssertionError, match=r"mark them self_check\): \['toy/other/fixed'\]"):
+        assert_shapes_falsifiable("toy", tmp_path / "s.sqlite")
