@@ -84,6 +84,20 @@ def assert_inverted_shapes_fail(system: str, store: Path, out: Path, expected: d
         assert_verdicts(json.loads((out / "references.json").read_text()), expected)
 
 
+def assert_shapes_falsifiable(system: str, store: Path) -> dict[str, str]:
+    """Every shape row of `system` that holds fails under some perturbation within the declared
+    ranges or a named ablation (veil.core.explain.falsify); a shape nothing plausible can make fail
+    must be marked self_check, so it is never counted as holding. Returns what falsified each."""
+    from veil.core.explain import falsify
+    from veil.core.store import ResultStore
+
+    with ResultStore(store) as st:
+        found = falsify(system, st)
+    unfalsified = sorted(k for k, v in found.items() if v is None)
+    assert not unfalsified, f"shapes no declared perturbation makes fail (mark them self_check): {unfalsified}"
+    return found
+
+
 class Relay:
     """A loopback TCP relay between a client and the server at `port`: an observer on the wire.
     Subclasses see every chunk through `forward(data, reply)`, which returns the bytes to pass on

@@ -299,6 +299,27 @@ def cmd_reproduce(args) -> int:
     return 0
 
 
+def cmd_explain(args) -> int:
+    from veil.core.explain import check_key, explain, render
+    from veil.core.errors import ConfigError
+    from veil.core.paths import check_output_file
+
+    if args.json:
+        check_output_file(args.json, "--json")
+    if args.samples < 0 or args.samples > 100_000:
+        raise ConfigError(f"--samples {args.samples}: 0..100000")
+    if not 2 <= args.levels <= 1000:
+        raise ConfigError(f"--levels {args.levels}: 2..1000")
+    check_key(args.key)
+    with _store(args) as store:
+        ex = explain(args.key, store, quick=not args.full, jobs=max(1, args.jobs), scheduler=args.scheduler,
+                     samples=args.samples, seed=args.seed, levels=args.levels, log=lambda m: print(m, file=sys.stderr))
+    print(render(ex))
+    if args.json:
+        Path(args.json).write_text(json.dumps(ex.as_dict(), indent=2, default=str) + "\n")
+    return 0
+
+
 def cmd_bench(args) -> int:
     from veil.core.bench import run_benchmarks
     from veil.core.paths import check_output_file
@@ -484,6 +505,18 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                    help="local worker processes for the uncached points (default: one per core)")
     s.add_argument("--scheduler", help="Dask scheduler address (e.g. tcp://HOST:8786): uncached points run there")
     s.set_defaults(handler=cmd_reproduce)
+
+    s = sub.add_parser("explain", parents=[store_opt],
+                       help="how sure a report row's verdict is: its assumptions moved over their ranges")
+    s.add_argument("key", help="a report row key, e.g. he/taco/enc_speedup_8192_3 (references.json)")
+    s.add_argument("--full", action="store_true", help="evaluate the row as the full report does (default: quick)")
+    s.add_argument("--samples", type=int, default=32, help="joint Latin-hypercube points (0: one at a time only)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the joint design")
+    s.add_argument("--levels", type=int, default=5, help="points over each range, one assumption at a time (>= 2)")
+    s.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="local worker processes for the points")
+    s.add_argument("--scheduler", help="Dask scheduler address: the points go there (workers share the store)")
+    s.add_argument("--json", help="also write the explanation to this file")
+    s.set_defaults(handler=cmd_explain)
 
     s = sub.add_parser("bench", help="run registered benchmarks")
     s.add_argument("systems", nargs="*", metavar="SYSTEM")

@@ -9,14 +9,16 @@ def _refs():
     row = {"origin": "model", "basis": "predicted"}
     return {"memnet/a": {**row, "verdict": "within"}, "memnet/b": {**row, "verdict": "fails"},
             "memnet/c": {**row, "verdict": "outside", "basis": "calibrated"},
+            "memnet/e": {**row, "verdict": "within", "basis": "calibrated"},
             "memnet/d": {**row, "verdict": "no reference"},
             "memnet/metric_only": {"origin": None, "basis": None, "verdict": "no reference"}}
 
 
 def test_counts_match_the_report_columns():
+    # a calibrated row that agrees counts as calibrated; one that fails counts as failing (marked)
     c = readme.counts(_refs())["memnet"]
-    assert c == {"calibrated": 1, "within": 1, "outside": 0, "holds": 0, "fails": 1, "no value": 0,
-                 "no reference": 1}
+    assert c == {"calibrated": 1, "within": 1, "outside": 1, "holds": 0, "fails": 1, "no value": 0,
+                 "self-check": 0, "no reference": 1, "calibrated_failing": {"outside": 1}}
 
 
 def test_rewrite_between_markers(tmp_path):
@@ -27,7 +29,7 @@ def test_rewrite_between_markers(tmp_path):
     readme.rewrite(md, tmp_path / "references.json")
     text = md.read_text()
     assert text.startswith("intro\n") and text.endswith("\ntail\n") and "STALE TABLE" not in text
-    assert "| `memnet` |" in text and "1 / 1 / 0 / 0 / 1 / 0 / 1" in text and "(quick report)" in text
+    assert "| `memnet` |" in text and "1 / 1 / 1 (1 calibrated) / 0 / 1 / 0 / 0 / 1" in text and "(quick report)" in text
 
 
 def test_the_repository_readme_has_the_generated_table():

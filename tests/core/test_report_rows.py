@@ -3,6 +3,7 @@
 import csv
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -129,11 +130,15 @@ def test_report_files(tmp_path, fakesys):
     assert "src='figures/fakesys_curve.png'" in page and "fakesys_curve.csv" in page
     assert "read off the figure" in page and "Measured here" in page
     index = (tmp_path / "index.html").read_text()
-    # the summary's columns add up to the rows; the calibrated row counts as calibrated only
+    # the summary's columns add up to the rows; the calibrated row that misses counts as outside,
+    # marked calibrated, not hidden in a calibrated column
     (counts,) = summary(sections)
     assert counts["rows"] == 6 == sum(counts[c] for c in SUMMARY_COLUMNS)
-    assert (counts["calibrated"], counts["within"], counts["holds"], counts["fails"], counts["no reference"]) == \
-        (1, 2, 1, 1, 1)
+    assert (counts["calibrated"], counts["within"], counts["outside"], counts["holds"], counts["fails"],
+            counts["no reference"]) == (0, 2, 1, 1, 1, 1)
+    assert counts["calibrated_failing"] == {"outside": 1} and "1 (1 calibrated)" in index
+    # a row measured here names the host it was measured on
+    assert refs["fakesys/curve/timing"]["host"] and "measured on " in page
     # failures first: the failing shape and the calibrated row that misses, each linked to its row
     head = index[:index.index("Rows that fail")]
     assert "<td>6</td>" in head
@@ -211,3 +216,24 @@ def test_derived_basis(fakesys, origin, siblings, applies, basis):
     got, under = provenance.derive_basis(key, origin, siblings)
     assert got == basis
     assert [c.name for c in under] == ([] if applies else ["k"])
+
+
+def test_ratio_within_by_cancellation_shows_its_factors():
+    # 397 x against 417 x is within, but the client is 3.3x fast and TACO 3.1x fast: errors cancel
+    client = Row("client", 84.0, unit="ms", ref=275.0, source="paper", tol=0.15, tol_source="t")
+    taco = Row("taco", 0.2116, unit="ms", ref=0.66, source="paper", tol=0.15, tol_source="t")
+    r = Row("speedup", 397.0, ref=417.0, source="paper", tol=0.15, tol_source="t", factors=(client, taco))
+    assert r.outcome == "within" and r.by_cancellation and r.verdict_text() == "within by cancellation"
+    d = r.as_dict()
+    assert d["by_cancellation"] and [f["verdict"] for f in d["factors"]] == ["outside", "outside"]
+    fine = replace(r, factors=(replace(client, value=270.0), replace(taco, value=0.65)))
+    assert not fine.by_cancellation and fine.verdict_text() == "within"
+
+
+def test_self_check_shape_is_not_a_holds():
+    r = Row("configurations", 101150, shape=Shape(">=", 31340), source="paper", origin="arithmetic",
+            self_check="the size of the knob grid")
+    assert r.outcome == "self-check" and not r.failing
+    assert replace(r, value=3).outcome == "fails"
+    with pytest.raises(ValueError, match="self_check"):
+        Row("a", 1.0, self_check="x")

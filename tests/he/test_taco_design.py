@@ -231,3 +231,39 @@ def test_armv7_counted_baseline_and_the_op_model_cross_check():
             ratios.append(C.imx6(side)["s"] / A.a7_seconds(A.per_op(n, bits, op))["s"])
     # the op-count model prices 0.55-0.7 of the counted instructions at every set, both operations
     assert 0.5 < min(ratios) and max(ratios) < 0.75, ratios
+
+
+def test_assumption_knobs_scale_what_they_say(ref):
+    """energy_scale multiplies every dynamic energy and leaves time alone at a fixed design;
+    a7_cycle_scale multiplies the op-count i.MX6 model's time and energy."""
+    w, sp, cal, idx, res = ref
+    d = D.take_arrays(sp, idx)
+    one = D.evaluate(d, w, cal)
+    three = D.evaluate(d, w, D.Calibration(cal.area_factor, 0.0, 3.0))
+    assert three["energy_j"][0] == pytest.approx(3 * one["energy_j"][0], rel=1e-12)
+    assert three["dec_energy_j"][0] == pytest.approx(3 * one["dec_energy_j"][0], rel=1e-12)
+    assert three["time_s"][0] == one["time_s"][0] and three["area_mm2"][0] == one["area_mm2"][0]
+    assert C.imx6(w.enc, 2.0)["s"] == pytest.approx(2 * C.imx6(w.enc)["s"], rel=1e-12)
+    assert C.imx6(w.enc, 2.0)["ntt_dyadic_share"] == pytest.approx(C.imx6(w.enc)["ntt_dyadic_share"], rel=1e-12)
+
+
+def test_taco_assumptions_are_declared_with_sources():
+    from veil.core.provenance import PROVENANCE
+    import veil.he  # noqa: F401  (registers them)
+
+    names = {a.full for a in PROVENANCE.assumed("he/taco/enc_speedup_8192_3")}
+    assert names == {"he.taco_energy_scale", "he.a7_cycle_scale"}
+    for n in names:
+        a = PROVENANCE.assumptions[n]
+        assert a.lo < a.value <= a.hi and a.source and a.knobs[0].startswith("he.taco.")
+
+
+def test_cap_note_names_the_design_behind_the_largest_ratio():
+    from veil.he.taco.report import cap_note
+
+    sw = [{"label": "a", "imx6_enc_s": 10.0, "taco_enc_s": 1.0, "imx6_enc_j": 10.0, "taco_enc_j": 1.0},
+          {"label": "b", "imx6_enc_s": 30.0, "taco_enc_s": 1.0, "imx6_enc_j": 5.0, "taco_enc_j": 1.0}]
+    runs = {"a": {"power_mw": 150.0}, "b": {"power_mw": 720.0}}
+    assert cap_note(sw, runs) == "at b, where the selected design (one lane per prime) draws 720 mW: " \
+                                 "3.6x over the 200 mW cap the selection applies"
+    assert cap_note(sw, runs, "j").endswith("draws 150 mW: under the 200 mW cap")

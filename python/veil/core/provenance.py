@@ -49,9 +49,51 @@ class Constant:
                 "why": self.why}
 
 
+@dataclass(frozen=True)
+class Assumption:
+    """A modelling input whose value the literature does not pin down: its nominal value, the
+    plausible range (lo..hi, or discrete `levels`, a named ablation among alternatives) and the
+    source of that range, the rows it moves, and the experiment config field(s) that carry it
+    (`knobs`: "experiment.field"), so `veil explain` can re-run a row with it moved."""
+
+    system: str
+    name: str
+    value: Any
+    lo: float | None
+    hi: float | None
+    source: str
+    knobs: tuple[str, ...]
+    applies: tuple[str, ...] = ()
+    unit: str = ""
+    what: str = ""
+    levels: tuple[Any, ...] = ()
+
+    @property
+    def full(self) -> str:
+        return f"{self.system}.{self.name}"
+
+    @property
+    def discrete(self) -> bool:
+        return bool(self.levels)
+
+    def applies_to(self, key: str) -> bool:
+        return _matches(key, self.applies or (f"{self.system}/*",))
+
+    def range_text(self) -> str:
+        if self.discrete:
+            return "{" + ", ".join(str(v) for v in self.levels) + "}"
+        return f"[{self.lo:g}, {self.hi:g}]{(' ' + self.unit) if self.unit else ''}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.full, "value": self.value, "range": list(self.levels) if self.discrete
+                else [self.lo, self.hi], "unit": self.unit, "source": self.source, "what": self.what,
+                "knobs": list(self.knobs)}
+
+
 @dataclass
 class ProvenanceRegistry:
     constants: dict[str, Constant] = field(default_factory=dict)
+    assumptions: dict[str, Assumption] = field(default_factory=dict)
 
     def register(self, c: Constant) -> Constant:
         full = f"{c.system}.{c.name}"
@@ -60,6 +102,17 @@ class ProvenanceRegistry:
             raise ValueError(f"constant {full} registered twice with different provenance")
         self.constants[full] = c
         return c
+
+    def assume(self, a: Assumption) -> Assumption:
+        old = self.assumptions.get(a.full)
+        if old is not None and old != a:
+            raise ValueError(f"assumption {a.full} registered twice with different ranges")
+        self.assumptions[a.full] = a
+        return a
+
+    def assumed(self, key: str) -> list[Assumption]:
+        """The assumptions with declared ranges that the value of row `key` depends on."""
+        return [a for a in self.assumptions.values() if a.applies_to(key)]
 
     def under(self, key: str) -> list[Constant]:
         """The constants whose choice the value of row `key` depends on."""
@@ -80,6 +133,33 @@ def register_constant(system: str, name: str, *, targets: list[str] | tuple[str,
         if not p.startswith(f"{system}/"):
             raise ValueError(f"constant {system}.{name}: row pattern {p!r} must start with '{system}/'")
     return PROVENANCE.register(Constant(system, name, tuple(targets), how, when, tuple(applies), value, why))
+
+
+def register_assumption(system: str, name: str, *, value: Any, source: str, knobs: list[str] | tuple[str, ...],
+                        lo: float | None = None, hi: float | None = None, levels: list | tuple = (),
+                        applies: list[str] | tuple[str, ...] = (), unit: str = "", what: str = "") -> Assumption:
+    """Declares once a modelling input's plausible range and where the range comes from (a
+    datasheet, the paper's text, another paper): `lo`..`hi` for a number, `levels` for a choice
+    among named alternatives. `knobs` are the "experiment.field" config fields that carry it."""
+    where = f"assumption {system}.{name}"
+    if not source:
+        raise ValueError(f"{where}: name the source of the range (a datasheet, the paper's text, another paper)")
+    if not knobs or any("." not in k for k in knobs):
+        raise ValueError(f"{where}: knobs are 'experiment.field' names of the config fields that carry it")
+    if levels:
+        if lo is not None or hi is not None:
+            raise ValueError(f"{where}: give a range lo..hi or discrete levels, not both")
+        if value not in levels:
+            raise ValueError(f"{where}: the nominal value {value!r} is not one of its levels")
+    else:
+        if lo is None or hi is None or not lo <= value <= hi or not lo < hi:
+            raise ValueError(f"{where}: a numeric assumption needs lo < hi with lo <= value ({value}) <= hi")
+    for p in applies:
+        if not p.startswith(f"{system}/"):
+            raise ValueError(f"{where}: row pattern {p!r} must start with '{system}/'")
+    return PROVENANCE.assume(Assumption(system, name, value, None if levels else float(lo),
+                                        None if levels else float(hi), source, tuple(knobs), tuple(applies),
+                                        unit, what, tuple(levels)))
 
 
 def derive_basis(key: str, origin: str, siblings: list[str],

@@ -12,7 +12,7 @@ import math
 import re
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ from veil.core.config import validate
 from veil.core.errors import ConfigError, VeilError
 from veil.core.registry import REGISTRY, Reproducer, load_reproducers
 from veil.core.report_html import write_pages
-from veil.core.rows import BASES, Row, machine_load, slug
+from veil.core.robustness import is_headline, robustness_of
+from veil.core.rows import BASES, Row, host_name, machine_load, slug
 from veil.core.runner import run_experiment, veil_version
 from veil.core.store import ResultStore
 from veil.core.sweep import configs_for, connect, run_points
@@ -121,10 +122,12 @@ class ReproduceContext:
         for r in rows:
             if not isinstance(r, Row):
                 raise TypeError(f"{self.system}/{block}: report rows are Row objects, not {type(r).__name__}")
-            for text in (r.label, r.source, r.tol_source, r.note, r.basis_reason):
+            for text in (r.label, r.source, r.tol_source, r.note, r.basis_reason, r.self_check):
                 check_words(text, f"row {r.label!r}")
         keys = [self._key(r, block) for r in rows]
         out = [r.resolve(k, keys) for r, k in zip(rows, keys)]
+        out = [replace(r, robustness=robustness_of(self.store, r.key, self.quick)) if is_headline(r.key) else r
+               for r in out]
         for r in out:
             if r.metric is not None:
                 self.metric(r.metric, r.value)
@@ -295,6 +298,8 @@ def references(sections: list[Section]) -> dict[str, dict[str, Any]]:
             d = row.as_dict()
             d.pop("key")
             d.pop("ratio")
+            if row.basis == "measured":
+                d["host"] = host_name()
             out[row.key] = d
         for key, value in sec.metrics.items():
             if key not in out:
@@ -305,28 +310,33 @@ def references(sections: list[Section]) -> dict[str, dict[str, Any]]:
     return out
 
 
-SUMMARY_COLUMNS = ("calibrated", "within", "outside", "holds", "fails", "no value", "no reference")
+SUMMARY_COLUMNS = ("calibrated", "within", "outside", "holds", "fails", "self-check", "no value", "no reference")
 
 
 def summary_column(row: Row) -> str:
-    """The one summary column a row counts in: calibrated rows apart (their agreement shows
-    nothing), the others by verdict."""
-    if row.basis == "calibrated" and row.compared:
+    """The one summary column a row counts in: a calibrated row that agrees apart (its agreement
+    shows nothing); a calibrated row that fails counts as failing (the summary marks it), the
+    others by verdict."""
+    if row.basis == "calibrated" and row.compared and not row.failing:
         return "calibrated"
     return row.outcome
 
 
 def summary(sections: list[Section]) -> list[dict[str, Any]]:
-    """Per system: rows = calibrated + within + outside + holds + fails + no value + no reference."""
+    """Per system: rows = calibrated + within + outside + holds + fails + self-check + no value + no reference."""
     out = []
     for sec in sections:
         rows = sec.rows
         counts = {c: 0 for c in SUMMARY_COLUMNS}
+        cal_failing: dict[str, int] = {}
         for r in rows:
-            counts[summary_column(r)] += 1
+            col = summary_column(r)
+            counts[col] += 1
+            if r.basis == "calibrated" and col != "calibrated" and r.compared:
+                cal_failing[col] = cal_failing.get(col, 0) + 1
         bases = {b: sum(r.basis == b for r in rows if r.compared) for b in BASES}
         out.append({"system": sec.system, "rows": len(rows), **counts,
-                    "failing": sum(r.failing for r in rows), "error": sec.error,
+                    "failing": sum(r.failing for r in rows), "error": sec.error, "calibrated_failing": cal_failing,
                     **{f"basis_{b}": n for b, n in bases.items()}})
     return out
 

@@ -73,15 +73,18 @@ def _index(sections: list[Section], quick: bool, counts: list[dict], failing) ->
     parts.append("<table class='summary'><caption>Rows per system: each counts in one column, so the columns add up "
                  f"to the rows</caption><tr><th>system</th><th>rows</th>{head}<th>seconds</th></tr>")
     for c in counts:
-        cells = "".join(f"<td class='{_VERDICT_CLASS.get(k, '') if c[k] else ''}'>{c[k]}</td>" for k in SUMMARY_COLUMNS)
+        cal = c.get("calibrated_failing", {})
+        cells = "".join(f"<td class='{_VERDICT_CLASS.get(k, '') if c[k] else ''}'>{c[k]}"
+                        f"{f' ({cal[k]} calibrated)' if cal.get(k) else ''}</td>" for k in SUMMARY_COLUMNS)
         sec = next(s for s in sections if s.system == c["system"])
         err = " <b>(reproducer failed)</b>" if c["error"] else ""
         parts.append(f"<tr><td><a href='{page_name(c['system'])}'>{html.escape(c['system'])}</a>{err}</td>"
                      f"<td>{c['rows']}</td>{cells}<td>{sec.seconds:.0f}</td></tr>")
     parts.append("</table><p class='meta'>within / outside: the value against the reference's tolerance band. "
-                 "holds / fails: a shape, a predicate on the value stated beside it. calibrated: a row whose value "
-                 "depends on a constant chosen while looking at this row's reference (its agreement shows nothing; it "
-                 "is listed below if it misses all the same). no reference: measured here, nothing to compare with. "
+                 "holds / fails: a shape, a predicate on the value stated beside it. self-check: a shape the model "
+                 "cannot fail (fixed by construction, or the model checking itself), not counted as holding. calibrated: a row that agrees with "
+                 "its reference but whose value depends on a constant chosen while looking at it (its agreement shows "
+                 "nothing); a calibrated row that misses counts as failing, marked calibrated, and is listed below. no reference: measured here, nothing to compare with. "
                  "Basis of the others: predicted (no constant chosen against this figure), predicted (held out) "
                  "(a constant was chosen against other rows of the same figure), computed (arithmetic), measured "
                  "(timed or counted here), projected (built on the paper's own numbers).</p>")
@@ -170,7 +173,8 @@ def _rows_html(rows: list[Row]) -> str:
             verdict = r.outcome
             out.append(f"<tr id='{row_anchor(r)}'><td>{_label(r)}</td><td>{_value(r)}</td><td>{_fmt(r.ref)}</td>"
                        f"<td>{html.escape(r.source)}</td><td>{_fmt(r.ratio)}</td><td>{_tolerance(r)}</td>"
-                       f"<td class='{_VERDICT_CLASS.get(verdict, '')}'>{html.escape(verdict)}</td>"
+                       f"<td class='{_VERDICT_CLASS.get(verdict, '')}'>{html.escape(r.verdict_text())}"
+                       f"{_factors(r)}</td>"
                        f"<td class='{'cal' if r.basis == 'calibrated' else ''}'>{_basis(r)}</td>"
                        f"<td>{html.escape(r.unit)}</td></tr>")
         out.append("</table>")
@@ -182,6 +186,15 @@ def _rows_html(rows: list[Row]) -> str:
                        f"<td>{html.escape(r.unit)}</td></tr>")
         out.append("</table>")
     return "".join(out)
+
+
+def _factors(r: Row) -> str:
+    """A ratio's factors, each against its own reference."""
+    if not r.factors:
+        return ""
+    items = "".join(f"<li>{html.escape(f.label)}: {_fmt(f.value)} {html.escape(f.unit)} against {_fmt(f.ref)} "
+                    f"({html.escape(f.source)}): {html.escape(f.outcome)}</li>" for f in r.factors)
+    return f"<br><small>factors:</small><ul class='factors'>{items}</ul>"
 
 
 def _label(r: Row) -> str:
@@ -202,6 +215,10 @@ def _tolerance(r: Row) -> str:
 
 def _basis(r: Row) -> str:
     b = html.escape(r.basis or "")
+    if r.basis == "measured":
+        from veil.core.rows import host_name
+
+        b += f" on {html.escape(host_name())}"
     if r.basis_reason:
         b += f"<br><small>set by hand: {html.escape(r.basis_reason)}</small>"
     if r.constants:

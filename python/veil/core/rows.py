@@ -89,6 +89,14 @@ class Row:
     key: str | None = None
     basis: str | None = None
     basis_reason: str = ""
+    # a shape the model cannot fail (fixed by construction, or the model checking itself): why.
+    # Its verdict is "self-check", never "holds"
+    self_check: str = ""
+    # a ratio's numerator and denominator as rows with references of their own: shown beside it,
+    # and a ratio within its band while a factor is outside is "within by cancellation"
+    factors: tuple[Row, ...] = ()
+    # a headline row's robustness from `veil explain` (robust / fragile: what flips it), set by the report
+    robustness: str = ""
     constants: tuple[Constant, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -104,6 +112,8 @@ class Row:
                 raise ValueError(f"Row {self.label!r}: a shape needs the source of the claim it tests")
             if self.tol is not None or self.tol_abs is not None:
                 raise ValueError(f"Row {self.label!r}: a shape is a predicate; it takes no tolerance")
+        elif self.self_check:
+            raise ValueError(f"Row {self.label!r}: self_check marks a shape that cannot fail; this row has none")
         elif self.ref is not None and self.tol is None and self.tol_abs is None:
             raise ValueError(f"Row {self.label!r}: a reference needs a tolerance (or make the row a shape)")
         if (self.tol is not None and self.tol < 0) or (self.tol_abs is not None and self.tol_abs < 0):
@@ -150,13 +160,25 @@ class Row:
         if self.value is None:
             return "no value"
         if self.shape is not None:
-            return "holds" if self.shape.test(self.value) else "fails"
+            if not self.shape.test(self.value):
+                return "fails"
+            return "self-check" if self.self_check else "holds"
         # a relative epsilon so a value exactly on the band's edge is not lost to rounding
         return "within" if abs(self.value - self.ref) <= self.band * (1 + 1e-12) + 1e-300 else "outside"
 
     @property
     def failing(self) -> bool:
         return self.outcome in FAILING
+
+    @property
+    def by_cancellation(self) -> bool:
+        """Within its band while a factor with a reference of its own is outside: errors cancel."""
+        return self.outcome == "within" and any(f.outcome == "outside" for f in self.factors)
+
+    def verdict_text(self) -> str:
+        """The verdict as the report prints it: with "by cancellation" and a headline's robustness."""
+        t = self.outcome + (" by cancellation" if self.by_cancellation else "")
+        return t + (f"; {self.robustness}" if self.robustness else "")
 
     def tolerance_text(self) -> str:
         if self.shape is not None:
@@ -175,7 +197,12 @@ class Row:
                 "shape": self.shape.text(self.unit) if self.shape else None, "verdict": self.outcome,
                 "basis": self.basis, "basis_reason": self.basis_reason or None, "origin": self.origin,
                 "provenance": [c.as_dict() for c in self.constants],
-                "spread": list(self.spread) if self.spread else None, "ratio": self.ratio, "note": self.note}
+                "spread": list(self.spread) if self.spread else None, "ratio": self.ratio, "note": self.note,
+                **({"self_check": self.self_check} if self.self_check else {}),
+                **({"factors": [{"label": f.label, "value": f.value, "unit": f.unit, "reference": f.ref,
+                                 "source": f.source, "verdict": f.outcome} for f in self.factors],
+                    "by_cancellation": self.by_cancellation} if self.factors else {}),
+                **({"robustness": self.robustness} if self.robustness else {})}
 
 
 def slug(text: str) -> str:
@@ -194,6 +221,19 @@ def median_spread(samples, kind: str = "iqr") -> tuple[float, tuple[float, float
         raise ValueError(f"spread kind {kind!r}: iqr or minmax")
     q = statistics.quantiles(xs, n=4, method="inclusive")
     return med, (q[0], q[2])
+
+
+def host_name() -> str:
+    """The machine a measured row was measured on: host name, CPU model and cores."""
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{platform.node() or 'unknown host'} ({cpu}, {os.cpu_count() or '?'} cores)"
 
 
 def machine_load() -> list[float] | None:

@@ -3,7 +3,7 @@ the report derives every memcrypt row's basis from them (veil.core.provenance). 
 to a value; each is a structural choice among alternatives, applied to every workload and scheme
 alike, picked after seeing the speedup figures (docs/memcrypt.md, Parameters)."""
 
-from veil.core import register_constant
+from veil.core import register_assumption, register_constant, register_headlines
 
 # The timing figures whose results these choices were made against (Figs. 7-10 and their
 # per-workload speedup metrics). Fig. 5 (predictability) and the security checks do not depend on
@@ -33,3 +33,27 @@ for _name, (_why, _when) in _CHOICES.items():
 register_constant("memcrypt", "reorder_share_reading", targets=["memcrypt/reorder_predictable_share"],
                   applies=["memcrypt/reorder_predictable_share"],
                   how="hand choice of the quantity compared, after seeing the stored-bitmap share", when="2026-11-22")
+
+# Assumptions with declared ranges (`veil explain` moves them; docs/memcrypt.md, Assumptions).
+register_assumption(
+    "memcrypt", "t_cas", value=20.0, lo=15.0, hi=25.0, unit="bus clocks", knobs=["memcrypt.run.t_cas"],
+    applies=TIMING, what="SDRAM CAS latency (the bulk of a line's DRAM latency)",
+    source="paper Table 2: 20 bus clocks at a 200 MHz bus (100 ns); +-25% is Veil's bracket for the "
+           "controller and queueing the paper's SimpleScalar memory model leaves out")
+register_assumption(
+    "memcrypt", "mac_store", value="beside_line", levels=("beside_line", "separate"),
+    knobs=["memcrypt.run.mac_store"], applies=TIMING, what="where each line's MACs are stored",
+    source="paper §2.2: MACs 'stored along with each encrypted memory block' (beside_line); a separate MAC "
+           "region with a second access per line is the common alternative (a named ablation)")
+register_assumption(
+    "memcrypt", "counter_cache_entries", value=0, levels=(0, 4096, 512), knobs=["memcrypt.run.counter_cache_entries"],
+    applies=TIMING, what="counter placement: every counter on chip (0), or a counter cache of that many entries",
+    source="paper §3: counter mode precomputes pads when the miss is sent, counters on chip; a counter cache "
+           "(4096 or 512 entries) with counters in memory is the ablation")
+
+# The claims the paper's conclusion (§8) rests on: memory-bound programs gain 10-30% from
+# ciphertext and MAC speculation, little for compute-bound ones; TDES (64-bit) gains more than AES.
+register_headlines("memcrypt", ["memcrypt/fig7_direct_speedup/tdes_speedup_most_memory_bound_minus_least_memory_bou*",
+                                "memcrypt/fig7_direct_speedup/tdes_beats_aes",
+                                "memcrypt/mean_speedup_ratio_1to6_over_1to4"],
+                   source="paper §8 (conclusion) and §6.2-6.3")

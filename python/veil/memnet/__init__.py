@@ -6,7 +6,7 @@ The simulator is the Rust crate `veil-memnet`; this package registers its compon
 
 from veil.core.registry import declare_experiment
 
-from . import cli, engine, experiments, memsys  # noqa: F401  (the reproducer loads on demand)
+from . import cli, engine, experiments, memsys, provenance  # noqa: F401  (the reproducer loads on demand)
 
 # The adversary's module pulls in numpy and the statistics: imported when memnet.leak is run.
 declare_experiment("memnet.leak", "veil.memnet.leak")

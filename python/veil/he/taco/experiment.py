@@ -26,6 +26,10 @@ class TacoConfig(ExperimentConfig):
                                    "pe_intt, pe_elem, sram_elem (PEs 1..16, SRAM bytes per lane); "
                                    "knobs not named keep the selected design's values")
     frontier: bool = Field(True, description="compute the time/power/area Pareto frontier")
+    energy_scale: float = Field(1.0, gt=0, le=100, description="every unit energy times this (1: Horowitz's bare "
+                                "45 nm operators; an assumption with a declared range, moved by `veil explain`)")
+    a7_cycle_scale: float = Field(1.0, gt=0, le=100, description="the op-count i.MX6 model's Cortex-A7 cycles per "
+                                  "operation times this (an assumption with a declared range)")
     select_at: Literal["reference", "params"] = Field(
         "reference", description="where the selection rule picks the design: 'reference' = the "
         "paper's point (8192, 3 primes), then evaluated with one lane per prime at these "
@@ -48,7 +52,7 @@ def explore(cfg: TacoConfig) -> dict:
     # calibration is global: always at the paper's point (N=8192, 3 primes)
     w_ref = workload(HEParams(8192, (43, 43, 44), 20))
     sp = D.space()
-    cal, _ = D.calibrate(sp, w_ref, cfg.power_cap_mw * 1e-3)
+    cal, _ = D.calibrate(sp, w_ref, cfg.power_cap_mw * 1e-3, energy_scale=cfg.energy_scale)
     w = w_ref if (p.poly_degree, tuple(p.coeff_bits)) == (8192, (43, 43, 44)) else workload(p)
     t0 = time.perf_counter()
     res = D.evaluate(sp, w, cal)
@@ -65,9 +69,10 @@ def explore(cfg: TacoConfig) -> dict:
     else:
         idx = chosen
     front = D.pareto(res["time_s"], res["power_w"], res["area_mm2"]) if cfg.frontier and not cfg.design else None
-    acc = C.accel_times(w, res, idx)
+    acc = C.accel_times(w, res, idx, cfg.a7_cycle_scale)
     return {"params": p.to_dict(), "configs": int(len(sp["pe_ntt"])), "eval_s": eval_s,
-            "calibration": {"area_factor": cal.area_factor, "leak_mw_per_mm2": cal.leak_mw_per_mm2},
+            "calibration": {"area_factor": cal.area_factor, "leak_mw_per_mm2": cal.leak_mw_per_mm2,
+                            "energy_scale": cal.energy_scale},
             "design": D.take(sp, idx),
             "area_mm2": float(res["area_mm2"][idx]), "enc_ms": float(res["time_s"][idx] * 1e3),
             "enc_mj": float(res["energy_j"][idx] * 1e3), "power_mw": float(res["power_w"][idx] * 1e3),
@@ -85,6 +90,7 @@ def explore(cfg: TacoConfig) -> dict:
     "calibration.area_factor": ("", "global area factor (periphery and wiring over the summed units), fitted "
                                     "once to the paper's chosen design's area (the only fitted constant)"),
     "calibration.leak_mw_per_mm2": ("mW/mm^2", "leakage per area: 0, not modelled (energy is dynamic only)"),
+    "calibration.energy_scale": ("", "the factor every unit energy was multiplied by (config energy_scale)"),
     "design.pe_*": ("", "processing elements of each block of the selected design"),
     "design.sram_*": ("B", "SRAM per RNS lane of each block of the selected design"),
     "area_mm2": ("mm^2", "area of the selected design"),
