@@ -73,7 +73,10 @@ def test_ctrl_c_stops_a_long_run_with_exit_130(system, tmp_path, store_path, vei
     rc, _out, err, waited = interrupt(["run", "long.toml"], tmp_path, store_path, after=4.0)
     assert rc == 130, err
     assert err.strip().splitlines() == ["veil: interrupted"], err
-    assert waited < 5.0, f"exited {waited:.1f} s after SIGINT"
+    # Prompt, not instant: a quiet machine exits in 0.2-1.4 s; 15 s still tells an honoured
+    # Ctrl-C from one the command ignored (it would run on, to the 30 s limit above), and a
+    # machine at load 10+ (a CI run beside other builds) took 5.2 s for the valgrind tracer.
+    assert waited < 15.0, f"exited {waited:.1f} s after SIGINT"
     listed = veil_cli("results", "list")
     assert listed.rc == 0 and "0 results" in listed.out, listed
 
@@ -86,7 +89,7 @@ def test_ctrl_c_keeps_the_finished_points_of_a_sweep(jobs, tmp_path, store_path,
     rc, _out, err, waited = interrupt(["sweep", "sweep.toml", "--jobs", jobs], tmp_path, store_path, after=2.0,
                                       results=2)
     assert rc == 130, err
-    assert waited < 5.0
+    assert waited < 15.0, f"exited {waited:.1f} s after SIGINT"  # prompt under load too (see below)
     listed = veil_cli("results", "list")
     assert listed.rc == 0 and "2 results" in listed.out, listed.out
 
@@ -146,4 +149,7 @@ def test_ctrl_c_stops_every_long_command_with_exit_130(command, tmp_path, store_
     assert rc == 130, err  # not 134 (SIGABRT: "FATAL: exception not rethrown")
     assert err.replace("\r", "\n").strip().splitlines()[-1] == "veil: interrupted", err
     assert "FATAL" not in err and "Traceback" not in err
-    assert waited < 5.0, f"exited {waited:.1f} s after SIGINT"
+    # Prompt, not instant: a quiet machine exits in 0.2-1.4 s; 15 s still tells an honoured
+    # Ctrl-C from one the command ignored (it would run on, to the 30 s limit above), and a
+    # machine at load 10+ (a CI run beside other builds) took 5.2 s for the valgrind tracer.
+    assert waited < 15.0, f"exited {waited:.1f} s after SIGINT"
