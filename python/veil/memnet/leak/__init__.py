@@ -24,7 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from veil.core import ComponentName, ConfigError, ExperimentConfig, InputFile, register_experiment
 
 from veil.core.leak import aligned, power, stats
-from . import executions
 from .observe import TEMPORAL, Observation, Windows, observe, windows
 from .verdict import LEAKS, NO_LEAK, analyse
 
@@ -159,7 +158,9 @@ def _memsys_configs(cfg: LeakConfig):
         if tracings:
             fields["trace"] = tracings[0]
             if not cpus_set:
-                fields["cpus"] = max(1, executions.threads(tracings[0]))
+                from .executions import threads
+
+                fields["cpus"] = max(1, threads(tracings[0]))
         try:
             mc = MemSysConfig.model_validate(fields)
         except ValidationError as e:  # the first error, named by its field inside the pattern
@@ -181,6 +182,8 @@ def _tracings(name: str, pat: Pattern, repeats: int, workload: str | None) -> li
     program whose tracings differ (multi-threaded, traced without --replay) is refused: the
     seed-pair null would hold seed-to-seed variation only, and the adversary would read the
     difference between two executions as the secret."""
+    from . import executions
+
     if pat.traces:
         if pat.trace:
             raise ConfigError(f"{name}.traces: set trace (one tracing) or traces (several), not both")
