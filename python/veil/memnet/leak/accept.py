@@ -159,14 +159,15 @@ def _draw(rng: np.random.Generator, pool: int, pairs: int = PAIRS) -> tuple[np.n
     return pick[0::2], pick[1::2]
 
 
-def false_positives(runs: list, meta, tests: int, seed: int = 0, progress=None) -> dict:
+def false_positives(runs: list, meta, tests: int, seed: int = 0, progress=None, classify: bool = True) -> dict:
     """Same-secret verdicts of both families on `tests` random pairings drawn from the pool
-    (`progress(result so far)` after every 10)."""
+    (`progress(result so far)` after every 10; `classify` = False skips the classifiers, which
+    do not vote)."""
     from .verdict import analyse
 
     rng = np.random.default_rng(seed)
-    flagged = {"spatial": 0, "temporal": 0, "either": 0}
-    worst = {"spatial": 1.0, "temporal": 1.0}
+    flagged = {"spatial": 0, "temporal": 0, "reply": 0, "either": 0}
+    worst = {"spatial": 1.0, "temporal": 1.0, "reply": 1.0}
     # A pool of 26 runs per test: disjoint sets, independent verdicts.
     disjoint = len(runs) >= 2 * PAIRS * tests
     order = rng.permutation(len(runs))
@@ -177,11 +178,11 @@ def false_positives(runs: list, meta, tests: int, seed: int = 0, progress=None) 
         else:
             ia, ib = _draw(rng, len(runs))
         r = analyse([runs[i] for i in ia], [runs[i] for i in ib], nodes=meta.nodes, cpu_nodes=meta.cpu_nodes,
-                    module_nodes=meta.module_nodes, alpha=ALPHA, power_trials=0)
-        for fam in ("spatial", "temporal"):
+                    module_nodes=meta.module_nodes, alpha=ALPHA, power_trials=0, classify=classify)
+        for fam in ("spatial", "temporal", "reply"):
             flagged[fam] += bool(r[fam]["leaks"])
             worst[fam] = min(worst[fam], r[fam]["p"])
-        flagged["either"] += bool(r["spatial"]["leaks"] or r["temporal"]["leaks"])
+        flagged["either"] += any(bool(r[f]["leaks"]) for f in ("spatial", "temporal", "reply"))
         if progress and (t + 1) % 10 == 0 and t + 1 < tests:
             progress(_fp_result(dict(flagged), dict(worst), t + 1, len(runs), disjoint))
     return _fp_result(flagged, worst, tests, len(runs), disjoint)

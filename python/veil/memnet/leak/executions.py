@@ -91,18 +91,18 @@ def one_tracing_per_side(tracings: list[str], sides: int, algorithm: str = "mini
     from .accept import ALPHA
     from .verdict import analyse
 
-    flagged = {"spatial": 0, "temporal": 0, "either": 0}
+    flagged = {"spatial": 0, "temporal": 0, "reply": 0, "either": 0}
     ps = []
     for v in range(sides):
         ta, tb = tracings[2 * v], tracings[2 * v + 1]
         a, meta, _ = simulate_tracings([ta] * pairs, algorithm, window)
         b, _, _ = simulate_tracings([tb] * pairs, algorithm, window, seed0=2 * pairs)
         r = analyse(a, b, nodes=meta.nodes, cpu_nodes=meta.cpu_nodes, module_nodes=meta.module_nodes, alpha=ALPHA,
-                    power_trials=0)
-        for fam in ("spatial", "temporal"):
+                    power_trials=0, classify=False)
+        for fam in ("spatial", "temporal", "reply"):
             flagged[fam] += bool(r[fam]["leaks"])
-        flagged["either"] += bool(r["spatial"]["leaks"] or r["temporal"]["leaks"])
-        ps.append({"spatial": r["spatial"]["p"], "temporal": r["temporal"]["p"]})
+        flagged["either"] += any(bool(r[f]["leaks"]) for f in ("spatial", "temporal", "reply"))
+        ps.append({f: r[f]["p"] for f in ("spatial", "temporal", "reply")})
     return {"verdicts": sides, "flagged": flagged, "p": ps}
 
 
@@ -118,7 +118,7 @@ def measure(tracings: list[str], algorithm: str = "minimal", tests: int = 100, t
     out = {"algorithm": algorithm, "tracings": len(tracings), "cpus": len(meta.cpu_nodes),
            "cpu_packets_per_run": float(np.mean([w.per_source[:, meta.cpu_nodes].sum() for w in runs])),
            "simulation_cpu_s": round(cpu_s, 1), "pairs": PAIRS,
-           "false_positives": false_positives(runs, meta, tests, seed=99),
+           "false_positives": false_positives(runs, meta, tests, seed=99, classify=False),
            "power": {f"{e:g}": power(runs, meta, e, trials, seed=1 + i) for i, e in enumerate((0.05, 0.2))},
            "power_w0.2": power(runs, meta, f_w, trials, seed=7)}
     if contrast:

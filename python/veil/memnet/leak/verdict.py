@@ -132,10 +132,13 @@ def _classifier(xa, xb, block, alpha, name) -> dict:
 def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nodes: list[int],
             module_nodes: list[int], alpha: float = 1e-3, segments: int = 1, block: int = 4,
             permutations: int = aligned.PERMUTATIONS, power_target: float = 0.95, power_trials: int = 20,
-            seed: int = 0) -> dict[str, Any]:
+            seed: int = 0, classify: bool = True) -> dict[str, Any]:
     """Both families' aligned tests, classifiers, verdicts and measured detectable effects
     (`block`: windows per classifier group; `segments`: phases per run the aligned tests keep
-    apart)."""
+    apart; `classify` = False leaves the classifiers out: they report beside the verdict and do
+    not vote, so a measurement of verdicts alone may skip them)."""
+    clf = _classifier if classify else (lambda *a: {"name": "classifier", "p": 1.0, "statistic": float("nan"),
+                                                       "detail": {"skipped": True}})
     need = aligned.min_units(alpha / 3)
     if len(runs_a) < need or len(runs_a) != len(runs_b):
         raise ConfigError(f"repeats: {len(runs_a)} seed pair(s); at alpha {alpha:g} (over 3 tests) the exact "
@@ -165,7 +168,7 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nod
           destinations_test([_chan(w) for w in runs_a], [_chan(w) for w in runs_b], segments, "channels",
                             permutations, seed + 1).as_dict(),
           # Destination shares only: the channels' hundreds of shares made it slow, not better.
-          _classifier(fa, fb, block, alpha, "classifier")]
+          clf(fa, fb, block, alpha, "classifier")]
     spatial = _family(sp, alpha)
 
     def spatial_caught(effect, rng):
@@ -182,7 +185,7 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nod
     # TEMPORAL / VOLUME: how many and when.
     ta, tb = [_temporal(w, cpus) for w in runs_a], [_temporal(w, cpus) for w in runs_b]
     tp = [_aligned_test(ta, tb, segments, "volume_timing", permutations, seed + 2, pooled=False).as_dict(),
-          _classifier(ta, tb, block, alpha, "classifier")]
+          clf(ta, tb, block, alpha, "classifier")]
     temporal = _family(tp, alpha)
     vol_cols = [list(TEMPORAL).index(k) for k in VOLUME] + list(range(len(TEMPORAL), len(TEMPORAL) + len(cpus)))
 
