@@ -91,3 +91,16 @@ def test_replayed_and_single_threaded_tracings_need_no_more(tmp_path):
 
     ma, mb = _memsys_configs(cfg({"trace": a}, {"trace": b}))
     assert (ma.cpus, mb.cpus) == (4, 1)
+
+
+def test_one_tracing_a_side_reads_the_execution_as_the_secret_and_the_measurement_sees_it(tmp_path):
+    """Two executions of one program (their addresses differ, as tracings of a racing program
+    do), one tracing a side with 13 seeds each: flagged, the design the refusal prevents. The
+    measurement over a pool of 26 executions (13 a side) passes with the same tools."""
+    pool = [tracing(tmp_path / f"t{i}.vtrace", seed=100 + i) for i in range(26)]
+    contrast = executions.one_tracing_per_side(pool, 1, window=500)
+    assert contrast["flagged"]["spatial"] == 1, contrast
+    r = executions.measure(pool, tests=2, trials=5)
+    assert r["tracings"] == 26 and r["cpus"] == THREADS
+    assert r["false_positives"]["flagged"]["either"] == 0, r["false_positives"]
+    assert r["false_positives"]["independent"] is False and r["power"]["0.2"]["trials"] == 5
