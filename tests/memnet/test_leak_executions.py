@@ -125,3 +125,15 @@ def test_the_committed_measurement_across_tracings_holds_the_criterion():
         assert fp["rate"]["either"] <= 0.01, (name, fp)
         assert p["power"]["0.2"]["power"] >= 0.95, name
         assert p["one_tracing_per_side"]["flagged"]["either"] >= 1, name
+
+
+def test_memnet_leak_progress_counts_runs_of_all(monkeypatch, tmp_path):
+    """`veil memnet leak`'s bar: the total is the number of runs, one step per run."""
+    import veil.core.runner as runner
+
+    seen = []
+    monkeypatch.setattr(runner, "report_progress", lambda done, total, unit: seen.append((done, total)))
+    ta = [tracing(tmp_path / f"a{i}.vtrace", seed=10 + i, records=40) for i in range(13)]
+    tb = [tracing(tmp_path / f"b{i}.vtrace", seed=40 + i, records=40) for i in range(13)]
+    run(cfg({"traces": ta}, {"traces": tb}))
+    assert seen == [(i, 26) for i in range(1, 27)]
