@@ -4,11 +4,13 @@ tries to tell two secret access patterns apart (docs/memnet.md, "The adversary")
 One injection policy (the routing algorithm) runs the same program twice over with two secret
 patterns A and B (e.g. uniform vs hotspot traffic, modules set A vs set B, two traces), with
 `repeats` seeds each. The adversary records what the paper's adversary sees (`observe`),
-cuts it into windows and asks, per feature family, whether the two patterns can be told
-apart: SPATIAL (which channels, which next destinations: the paper's scope) and TEMPORAL /
-VOLUME (when and how many: outside the paper's threat model). Each family has time-aligned
-sign-flip tests (window i of A against window i of B, so a program's phases cancel:
-veil.core.leak.aligned) and a held-out classifier; a family's verdict is "leaks" when its smallest
+cuts it up and asks, per feature family, whether the two patterns can be told apart: SPATIAL
+(which channels, which next destinations: the paper's scope; in blocks cut by packet count, so
+a change of rate is not read as where), TEMPORAL / VOLUME (when and how many, in cycle windows:
+outside the paper's threat model) and REPLY (when each module answers). A pattern may name
+several independent tracings (`traces`), one per seed pair: the exchangeable unit is then the
+execution. Each family has exact sign-flip tests over seed pairs (veil.core.leak.aligned) and,
+spatial and temporal, a held-out classifier that reports without voting; a family's verdict is "leaks" when its smallest
 Holm-adjusted p-value is below `alpha`, otherwise "no leak of effect >= X detected", X the
 smallest leak planted into these very observations that the test caught with 95% power
 (veil.core.leak.power, verdict.py).

@@ -1,8 +1,11 @@
-"""Per-family verdicts from time-aligned windows of run pairs, with power measured by planting.
+"""Per-family verdicts from run pairs, with power measured by planting.
 
-Run pair r is seed pair r: run r of A and run r of B (seeds seed + 2r, seed + 2r + 1). Every
-test compares window i of A with window i of B (veil.core.leak.aligned), so a program's phases cancel;
-whole run pairs are the units whose signs are flipped (a seed changes the whole run), so the
+Run pair r is seed pair r: run r of A and run r of B (seeds seed + 4r, seed + 4r + 2; with
+`traces`, tracing r of each side). SPATIAL compares shares of the whole run's packets, in
+blocks cut by count (where, independently of when); TEMPORAL compares window i of A with
+window i of B in cycles (veil.core.leak.aligned), so a program's phases cancel; REPLY compares
+each module's reply-delay shares over the run. Whole run pairs are the units whose signs are
+flipped (a seed, or an execution, changes the whole run), so the
 verdict is one exact test over every seed, never a pick among seeds. A family's tests are
 Holm-adjusted together; "leaks" when the smallest adjusted p is below alpha. Each family's
 verdict carries the smallest planted effect its main test catches with `power` (veil.core.leak.power):
