@@ -339,6 +339,8 @@ def result_keys(result: dict[str, Any]) -> dict[str, float]:
         keys[f"memnet/leak/{alg}/{fam}_accuracy"] = float(result[f"{fam}_accuracy"])
         keys[f"memnet/leak/{alg}/{fam}_accuracy_p"] = float(result[f"{fam}_accuracy_p"])
         keys[f"memnet/leak/{alg}/{fam}_p"] = float(result[f"{fam}_p"])
+    if "reply_p" in result:
+        keys[f"memnet/leak/{alg}/reply_p"] = float(result["reply_p"])
     return keys
 
 
