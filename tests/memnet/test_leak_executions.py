@@ -64,7 +64,8 @@ def test_one_unreplayed_tracing_a_side_is_refused_naming_the_fix(tmp_path):
 
 
 def test_bad_input_from_the_cli_is_one_line(veil_cli, tmp_path):
-    a, b = tracing(tmp_path / "a.vtrace", seed=1), tracing(tmp_path / "b.vtrace", seed=2)
+    tracing(tmp_path / "a.vtrace", seed=1)
+    tracing(tmp_path / "b.vtrace", seed=2)
     c = write(tmp_path / "c.toml", "experiment = \"memnet.leak\"\n[a]\nworkload = \"trace\"\ntrace = \"a.vtrace\"\n"
                                    "[b]\nworkload = \"trace\"\ntrace = \"b.vtrace\"\n")
     one_line_error(veil_cli("memnet", "leak", str(c)), "a.trace: one tracing of a 4-thread program", "--replay")
