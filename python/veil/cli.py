@@ -271,7 +271,7 @@ def cmd_leak(args) -> int:
         check_output_file(args.json, "--json", (args.config, _store_path(args)))
     cfg = load(args.config, args.overrides)
     with _store(args) as store:
-        report = execute(cfg, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force)
+        report = execute(cfg, store, jobs=args.jobs, scheduler=args.scheduler, force=args.force, progress=True)
     print("\n".join(lines(report)))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

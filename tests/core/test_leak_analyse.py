@@ -65,3 +65,13 @@ def test_too_few_seed_pairs_and_bad_patterns_are_one_line_errors():
 
 def test_seed_pairs_follow_memnet_pairing():
     assert [pair_seed(10, i, s) for i in range(2) for s in (0, 1)] == [10, 12, 14, 16]
+
+
+def test_progress_counts_runs_of_all(monkeypatch):
+    """`veil leak`'s progress line: (runs done, 2 x repeats), one step per run, in order."""
+    import veil.core.runner as runner
+
+    seen = []
+    monkeypatch.setattr(runner, "report_progress", lambda done, total, unit: seen.append((done, total, unit)))
+    analyse(_obs(0.0), "hidden", "uniform", "hot", repeats=14, seed=5, size=10, power_trials=5)
+    assert seen == [(i, 28, "runs") for i in range(1, 29)]

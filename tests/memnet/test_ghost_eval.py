@@ -53,6 +53,8 @@ def test_quick_section_emits_the_keys_and_caches(tiny):
         # the adversary tells the non-secure baseline's traffic patterns apart, not ghost routing's
         assert sec.metrics["memnet/leak/minimal/spatial_accuracy"] > 0.9
         assert sec.metrics["memnet/leak/ghost_minimal/spatial_accuracy"] < 0.7
+        # ... but ghost minimal's mirrored replies give it away through their timing, shown beside
+        assert sec.metrics["memnet/leak/ghost_minimal/reply_p"] < 1e-3
         assert sec.metrics["memnet/minimal/mean_slowdown"] == pytest.approx(1.0)
         assert sec.metrics["memnet/minimal/extra_packets_per_request"] == pytest.approx(0.0)
         # minimal + dummies sends one packet to every module (and one back) per request

@@ -75,14 +75,20 @@ def format_leak(r: dict) -> str:
              f"{'  (record cut at max_events)' if r['truncated'] else ''}",
              f"  runtime A {r['runtime_a']:.0f} / B {r['runtime_b']:.0f} cycles; packets per run A "
              f"{r['packets_a']:.0f} / B {r['packets_b']:.0f}; dummies A {r['dummies_a']:.0f} / B {r['dummies_b']:.0f}"]
-    for fam, what in (("spatial", "which channels, which next destinations (the paper's threat model)"),
-                      ("temporal", "when and how many (outside the paper's threat model)")):
+    for fam, what in (("spatial", "which channels, which next destinations, in blocks of packets cut by count "
+                                  "(the paper's threat model)"),
+                      ("temporal", "when and how many, in windows of cycles (outside the paper's threat model)"),
+                      ("reply", "when each module answers: its departures against its arrivals (outside the "
+                                "paper's threat model; secure.dwell_cycles closes it)")):
+        if f"{fam}_statement" not in r:
+            continue
         lines.append(f"{fam.upper()}: {r[f'{fam}_statement']}: {what}")
         lines.append(f"  smallest Holm-adjusted p {r[f'{fam}_p']:.3g}; measured power "
                      f"{100 * r[f'{fam}_detectable_power']:.0f}% at that effect")
-        lines.append(f"  classifier accuracy {r[f'{fam}_accuracy']:.3f} [95% {r[f'{fam}_accuracy_lo']:.3f}, "
-                     f"{r[f'{fam}_accuracy_hi']:.3f}, relabelling seed pairs] on {r[f'{fam}_accuracy_n']} held-out "
-                     f"windows, p {r[f'{fam}_accuracy_p']:.3g}")
+        if f"{fam}_accuracy" in r:
+            lines.append(f"  classifier accuracy {r[f'{fam}_accuracy']:.3f} [95% {r[f'{fam}_accuracy_lo']:.3f}, "
+                         f"{r[f'{fam}_accuracy_hi']:.3f}, relabelling seed pairs] on {r[f'{fam}_accuracy_n']} "
+                         f"held-out windows, p {r[f'{fam}_accuracy_p']:.3g}")
         for k in sorted(r):
             if k.startswith(f"{fam}_") and k.endswith("_p") and k not in (f"{fam}_p", f"{fam}_accuracy_p"):
                 lines.append(f"  {k[len(fam) + 1:-2]:14s} p {r[k]:.3g} (aligned, exact sign-flip over seed pairs)")

@@ -49,7 +49,9 @@ def run(setting: str, pattern: str, seed: int, size: int):
     o = observe(rc)
     w = windows(o, WINDOW)
     cpus = np.asarray(o.cpu_nodes)
-    dest = w.pairs.reshape(len(w), o.nodes, o.nodes)[:, cpus, :].sum(axis=1).astype(float)
+    # Where, by count: blocks of PACKETS consecutive CPU packets, so that a secret changing only
+    # the program's rate is not read as where (leak/observe.py).
+    dest = w.dest_seq.sum(axis=1).astype(float)
     volume = np.column_stack([w.scalars[k] for k in VOLUME] + [w.per_source[:, cpus]]).astype(float)
     timing = np.column_stack([w.scalars[k] for k in TIMING]).astype(float)
     res = o.result

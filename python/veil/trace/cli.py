@@ -80,6 +80,11 @@ def cmd_run(args) -> int:
     mpki = fills * 1000 / insts if insts else 0.0
     print(f"{path}: {summary['records']} records, {len(threads)} threads, {insts} instructions, "
           f"{fills} LLC fills ({mpki:.3f} MPKI), {wbs} writebacks")
+    if args.cmd and not args.replay and args.quantum is None and len(threads) > 1:
+        print(f"note: {len(threads)} threads traced without --replay: another tracing of this program will differ "
+              "(the host's thread order decides the LLC's), so an adversary comparing one tracing per secret reads "
+              "that difference as the secret; `veil memnet leak` refuses one such tracing a side (give several "
+              "independent tracings, `traces = [...]`, or trace with --replay)", file=sys.stderr)
     return 0
 
 

@@ -214,7 +214,12 @@ def analyse(obs: Observer, setting: str, a: str, b: str, repeats: int, seed: int
     tasks = [(obs.system, obs.name, setting, pat, pair_seed(seed, i, 0 if obs.paired_seed else side), size)
              for i in range(repeats) for side, pat in ((0, a), (1, b))]
     if runner is None:
-        done = [_local(obs, t) for t in tasks]
+        from veil.core.runner import report_progress
+
+        done = []
+        for t in tasks:
+            done.append(_local(obs, t))
+            report_progress(len(done), len(tasks), "runs")
     else:
         done = runner(tasks)
     runs = [_as_run(d) for d in done]

@@ -59,18 +59,28 @@ def load(path: str | Path | None, overrides: list[str] | None = None, data: dict
 
 
 def _runner(jobs: int, scheduler: Any):
-    """Maps observe_one over tasks: a Dask cluster, local processes, or this process."""
+    """Maps observe_one over tasks: a Dask cluster, local processes, or this process; each
+    finished run is counted on the progress line (`veil leak` on a terminal: runs done of all)."""
+    from veil.core.runner import report_progress
+
     from .analyse import observe_one
 
+    def counted(results, n):
+        out = []
+        for r in results:
+            out.append(r)
+            report_progress(len(out), n, "runs")
+        return out
+
     def dask(tasks):
-        from distributed import wait
+        from distributed import as_completed
 
         from veil.core.sweep import connect
 
         client, own = connect(scheduler) if isinstance(scheduler, str) else (scheduler, False)
         try:
             futs = [client.submit(observe_one, *t, pure=False) for t in tasks]
-            wait(futs)
+            counted(as_completed(futs), len(futs))
             return [f.result() for f in futs]
         finally:
             if own:
@@ -82,18 +92,19 @@ def _runner(jobs: int, scheduler: Any):
 
         # spawn, as sweeps do: the parent may hold threads that fork would copy mid-lock
         with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as ex:
-            return list(ex.map(observe_one, *zip(*tasks)))
+            return counted(ex.map(observe_one, *zip(*tasks)), len(tasks))
 
     if scheduler:
         return dask
-    return pool if jobs > 1 else (lambda tasks: [observe_one(*t) for t in tasks])
+    return pool if jobs > 1 else (lambda tasks: counted((observe_one(*t) for t in tasks), len(tasks)))
 
 
 def execute(cfg: LeakConfig, store=None, *, jobs: int = 1, scheduler: Any = None,
-            force: bool = False) -> dict[str, Any]:
-    """Runs and analyses `cfg` (or reads the stored verdict back); returns the report."""
+            force: bool = False, progress: bool = False) -> dict[str, Any]:
+    """Runs and analyses `cfg` (or reads the stored verdict back); returns the report.
+    `progress`: a progress line on a terminal, runs done of 2 x repeats (quiet in pipes)."""
     from veil.core.config import config_hash
-    from veil.core.runner import make_record, veil_version
+    from veil.core.runner import make_record, progress_line, veil_version
 
     from .analyse import analyse, find_observer
 
@@ -106,9 +117,10 @@ def execute(cfg: LeakConfig, store=None, *, jobs: int = 1, scheduler: Any = None
     import time
 
     t0 = time.perf_counter()
-    report = analyse(obs, cfg.setting, cfg.a, cfg.b, cfg.repeats, cfg.seed, cfg.size or obs.default_size,
-                     alpha=cfg.alpha, power_target=cfg.power, power_trials=cfg.power_trials,
-                     runner=_runner(jobs, scheduler))
+    with progress_line(progress, f"leak {cfg.system}.{cfg.observer} {cfg.setting}"):
+        report = analyse(obs, cfg.setting, cfg.a, cfg.b, cfg.repeats, cfg.seed, cfg.size or obs.default_size,
+                         alpha=cfg.alpha, power_target=cfg.power, power_trials=cfg.power_trials,
+                         runner=_runner(jobs, scheduler))
     report = _plain(report)
     if store is not None:
         store.put(make_record(EXPERIMENT, cfg, report, time.perf_counter() - t0))

@@ -4,11 +4,13 @@ tries to tell two secret access patterns apart (docs/memnet.md, "The adversary")
 One injection policy (the routing algorithm) runs the same program twice over with two secret
 patterns A and B (e.g. uniform vs hotspot traffic, modules set A vs set B, two traces), with
 `repeats` seeds each. The adversary records what the paper's adversary sees (`observe`),
-cuts it into windows and asks, per feature family, whether the two patterns can be told
-apart: SPATIAL (which channels, which next destinations: the paper's scope) and TEMPORAL /
-VOLUME (when and how many: outside the paper's threat model). Each family has time-aligned
-sign-flip tests (window i of A against window i of B, so a program's phases cancel:
-veil.core.leak.aligned) and a held-out classifier; a family's verdict is "leaks" when its smallest
+cuts it up and asks, per feature family, whether the two patterns can be told apart: SPATIAL
+(which channels, which next destinations: the paper's scope; in blocks cut by packet count, so
+a change of rate is not read as where), TEMPORAL / VOLUME (when and how many, in cycle windows:
+outside the paper's threat model) and REPLY (when each module answers). A pattern may name
+several independent tracings (`traces`), one per seed pair: the exchangeable unit is then the
+execution. Each family has exact sign-flip tests over seed pairs (veil.core.leak.aligned) and,
+spatial and temporal, a held-out classifier that reports without voting; a family's verdict is "leaks" when its smallest
 Holm-adjusted p-value is below `alpha`, otherwise "no leak of effect >= X detected", X the
 smallest leak planted into these very observations that the test caught with 95% power
 (veil.core.leak.power, verdict.py).
@@ -50,9 +52,12 @@ class Pattern(BaseModel):
     write_fraction: float | None = Field(None, ge=0, le=1, description="probability a fill is followed by a writeback")
     requests_per_cpu: int | None = Field(None, ge=1, description="records per core")
     trace: InputFile = Field("", description="workload = trace: a veil-trace file (relative to the config file)")
+    traces: list[InputFile] = Field([], description="workload = trace: independent tracings of one program (each "
+                                                    "its own `veil trace run`), one per seed pair: run i replays "
+                                                    "tracing i, so the null holds execution-to-execution variation")
 
     def fields(self) -> dict[str, Any]:
-        return {k: v for k, v in self.model_dump().items() if k != "label" and v not in (None, "")}
+        return {k: v for k, v in self.model_dump().items() if k not in ("label", "traces") and v not in (None, "", [])}
 
 
 class LeakConfig(ExperimentConfig):
@@ -110,7 +115,8 @@ LEAK_RESULTS = {
     "truncated": ("", "a run's record hit max_events (windows past the cap are dropped)"),
     "blocks": ("", "aligned blocks of windows (sign-flip units) over every seed pair"),
     "planted": ("", "redirect planted into B's observations by the config (0 = none)"),
-    "*_verdict": ("", "spatial / temporal: 'leaks' or 'no leak detected'"),
+    "*_verdict": ("", "spatial / temporal / reply (reply timing: when each module answers): 'leaks' or "
+                      "'no leak detected'"),
     "*_statement": ("", "the verdict with the smallest effect measured to be caught"),
     "*_leaks": ("", "spatial / temporal: the verdict as a flag"),
     "*_p": ("", "smallest Holm-adjusted p-value of the family's tests and classifier, or one test's adjusted p"),
@@ -129,24 +135,36 @@ LEAK_RESULTS = {
 
 
 def _memsys_configs(cfg: LeakConfig):
-    """The two patterns' memnet.memsys configs (seed left at the base's)."""
+    """The two patterns' memnet.memsys configs (seed left at the base's; a pattern with `traces`
+    names its first tracing). A trace workload gets its CPU count from the trace (one CPU per
+    thread) unless the base or `memsys` sets `cpus`."""
     from veil.core.config import load_config
 
     from ..memsys import MemSysConfig
 
+    cpus_set = "cpus" in cfg.memsys
     if cfg.base:
         exp, base = load_config(cfg.base)
         if exp != "memnet.memsys":
             raise ConfigError(f"base: {cfg.base} is a {exp} config, not memnet.memsys")
         data = base.model_dump()
+        cpus_set = cpus_set or "cpus" in base.model_fields_set
     else:
         data = {}
     data.update(cfg.memsys)
     data["injection"] = cfg.algorithm
     out = []
     for name, pat in (("a", cfg.a), ("b", cfg.b)):
+        fields = {**data, **pat.fields()}
+        tracings = _tracings(name, pat, cfg.repeats, fields.get("workload"))
+        if tracings:
+            fields["trace"] = tracings[0]
+            if not cpus_set:
+                from .executions import threads
+
+                fields["cpus"] = max(1, threads(tracings[0]))
         try:
-            mc = MemSysConfig.model_validate({**data, **pat.fields()})
+            mc = MemSysConfig.model_validate(fields)
         except ValidationError as e:  # the first error, named by its field inside the pattern
             err = e.errors()[0]
             loc = ".".join(str(x) for x in err["loc"])
@@ -155,22 +173,52 @@ def _memsys_configs(cfg: LeakConfig):
             raise ConfigError(f"{name}.{loc}: {text}" if loc else f"{name}.{text}") from None
         out.append(mc)
     a, b = out
-    if a.model_dump() == b.model_dump() and cfg.plant is None:
+    if a.model_dump() == b.model_dump() and cfg.plant is None and cfg.a.traces == cfg.b.traces:
         raise ConfigError("a, b: the two secret patterns are identical, so there is nothing to tell apart "
                           "(set plant = FRACTION to plant a leak into B)")
     return a, b
 
 
+def _tracings(name: str, pat: Pattern, repeats: int, workload: str | None) -> list[str]:
+    """The tracings a pattern replays, run by run (empty: not a trace workload). One tracing of a
+    program whose tracings differ (multi-threaded, traced without --replay) is refused: the
+    seed-pair null would hold seed-to-seed variation only, and the adversary would read the
+    difference between two executions as the secret."""
+    from . import executions
+
+    if pat.traces:
+        if pat.trace:
+            raise ConfigError(f"{name}.traces: set trace (one tracing) or traces (several), not both")
+        if workload != "trace":
+            raise ConfigError(f"{name}.traces: tracings need workload = \"trace\"")
+        if len(pat.traces) < repeats:
+            raise ConfigError(f"{name}.traces: {len(pat.traces)} tracing(s) for {repeats} seed pairs; each seed pair "
+                              "needs its own execution (give at least `repeats` independent tracings)")
+        return list(pat.traces[:repeats])
+    if workload == "trace" and pat.trace:
+        why = executions.varies(pat.trace)
+        if why:
+            raise ConfigError(f"{name}.trace: one tracing of {why}; its tracings differ from one execution to the next "
+                              f"and the adversary would read that as the secret: give {name}.traces = [at least "
+                              f"{repeats} independent tracings], or trace it with `veil trace run --replay`")
+        return [pat.trace]
+    return []
+
+
 def plant_windows(w: Windows, effect: float, cpu_nodes: list[int], module_nodes: list[int], nodes: int,
                   rng: np.random.Generator) -> Windows:
     """`w` with a fraction `effect` of each CPU's packets redirected to the first quarter of the
-    modules (their next destinations; the channels they would cross are not re-routed)."""
+    modules (their next destinations, in the cycle windows and in the count blocks; the channels
+    they would cross are not re-routed)."""
+    from .verdict import plant_cpu_pairs
+
     pairs = w.pairs.reshape(len(w), nodes, nodes).copy()
     targets = list(module_nodes[: max(1, len(module_nodes) // 4)])
     for c in cpu_nodes:
         pairs[:, c, :] = power.plant_redirect(pairs[:, c, :], effect, targets, rng)
+    dest = None if w.dest_seq is None else plant_cpu_pairs(w.dest_seq, effect, targets, rng)
     return Windows(channels=w.channels, pairs=pairs.reshape(len(w), nodes * nodes), per_source=w.per_source,
-                   scalars=w.scalars)
+                   scalars=w.scalars, dest_seq=dest, chan_seq=w.chan_seq)
 
 
 def pair_seed(seed: int, i: int, side: int) -> int:
@@ -184,6 +232,8 @@ def pair_seed(seed: int, i: int, side: int) -> int:
 
 def run(cfg: LeakConfig, progress=None) -> dict[str, Any]:
     """Runs both patterns `repeats` times and analyses them: the full report (nested)."""
+    from veil.core.runner import report_progress
+
     from ..memsys import to_rust_config
 
     ma, mb = _memsys_configs(cfg)
@@ -192,11 +242,17 @@ def run(cfg: LeakConfig, progress=None) -> dict[str, Any]:
     perm_src, perm_dst = [], []
     for i in range(cfg.repeats):
         for k, mc, off in (("a", ma, 0), ("b", mb, 1)):
-            rc = to_rust_config(mc.model_copy(update={"seed": pair_seed(cfg.seed, i, off)}))
+            upd = {"seed": pair_seed(cfg.seed, i, off)}
+            pat = cfg.a if k == "a" else cfg.b
+            if pat.traces:  # the exchangeable unit is the execution: run i replays tracing i
+                upd["trace"] = pat.traces[i]
+            rc = to_rust_config(mc.model_copy(update=upd))
             rc["observe_max_events"] = cfg.max_events
             if progress:
                 progress(f"{cfg.algorithm}: pattern {k.upper()} run {i + 1}/{cfg.repeats}")
             o = observe(rc)
+            # The progress line (`veil memnet leak` on a terminal): runs done of 2 x repeats.
+            report_progress(2 * i + off + 1, 2 * cfg.repeats, "runs")
             w = windows(o, cfg.window)
             runs[k].append((o.result, w, o.complete_until < o.result["runtime_cycles"]))
             obs_meta = o
@@ -236,7 +292,7 @@ def flatten(report: dict[str, Any]) -> dict[str, Any]:
     out = {k: report[k] for k in ("algorithm", "pattern_a", "pattern_b", "windows_a", "windows_b", "window_cycles",
                                   "runtime_a", "runtime_b", "packets_a", "packets_b", "dummies_a", "dummies_b",
                                   "truncated", "blocks", "planted")}
-    for fam in ("spatial", "temporal"):
+    for fam in ("spatial", "temporal", "reply"):
         f = report[fam]
         out[f"{fam}_verdict"] = f["verdict"]
         out[f"{fam}_statement"] = f["statement"]
@@ -283,6 +339,8 @@ def result_keys(result: dict[str, Any]) -> dict[str, float]:
         keys[f"memnet/leak/{alg}/{fam}_accuracy"] = float(result[f"{fam}_accuracy"])
         keys[f"memnet/leak/{alg}/{fam}_accuracy_p"] = float(result[f"{fam}_accuracy_p"])
         keys[f"memnet/leak/{alg}/{fam}_p"] = float(result[f"{fam}_p"])
+    if "reply_p" in result:
+        keys[f"memnet/leak/{alg}/reply_p"] = float(result["reply_p"])
     return keys
 
 

@@ -84,6 +84,8 @@ def _save_pool(path: Path, runs: list, meta: Meta, cpu_s: float) -> None:
               "module_nodes": np.array(meta.module_nodes), "cpu_s": np.array(cpu_s), "n": np.array(len(runs))}
     for i, w in enumerate(runs):
         arrays.update({f"{i}/channels": w.channels, f"{i}/pairs": w.pairs, f"{i}/per_source": w.per_source})
+        if w.dest_seq is not None:
+            arrays.update({f"{i}/dest_seq": w.dest_seq, f"{i}/chan_seq": w.chan_seq})
         arrays.update({f"{i}/s/{k}": v for k, v in w.scalars.items()})
     tmp = path.with_suffix(".tmp.npz")
     np.savez_compressed(tmp, **arrays)
@@ -98,8 +100,9 @@ def _load_pool(path: Path):
     runs = []
     for i in range(int(z["n"])):
         sc = {k.split("/")[-1]: z[k] for k in z.files if k.startswith(f"{i}/s/")}
+        seq = {k: z[f"{i}/{k}"] for k in ("dest_seq", "chan_seq") if f"{i}/{k}" in z.files}
         runs.append(Windows(channels=z[f"{i}/channels"], pairs=z[f"{i}/pairs"], per_source=z[f"{i}/per_source"],
-                            scalars=sc))
+                            scalars=sc, **seq))
     return runs, meta, float(z["cpu_s"])
 
 
@@ -156,14 +159,15 @@ def _draw(rng: np.random.Generator, pool: int, pairs: int = PAIRS) -> tuple[np.n
     return pick[0::2], pick[1::2]
 
 
-def false_positives(runs: list, meta, tests: int, seed: int = 0, progress=None) -> dict:
+def false_positives(runs: list, meta, tests: int, seed: int = 0, progress=None, classify: bool = True) -> dict:
     """Same-secret verdicts of both families on `tests` random pairings drawn from the pool
-    (`progress(result so far)` after every 10)."""
+    (`progress(result so far)` after every 10; `classify` = False skips the classifiers, which
+    do not vote)."""
     from .verdict import analyse
 
     rng = np.random.default_rng(seed)
-    flagged = {"spatial": 0, "temporal": 0, "either": 0}
-    worst = {"spatial": 1.0, "temporal": 1.0}
+    flagged = {"spatial": 0, "temporal": 0, "reply": 0, "either": 0}
+    worst = {"spatial": 1.0, "temporal": 1.0, "reply": 1.0}
     # A pool of 26 runs per test: disjoint sets, independent verdicts.
     disjoint = len(runs) >= 2 * PAIRS * tests
     order = rng.permutation(len(runs))
@@ -174,11 +178,11 @@ def false_positives(runs: list, meta, tests: int, seed: int = 0, progress=None) 
         else:
             ia, ib = _draw(rng, len(runs))
         r = analyse([runs[i] for i in ia], [runs[i] for i in ib], nodes=meta.nodes, cpu_nodes=meta.cpu_nodes,
-                    module_nodes=meta.module_nodes, alpha=ALPHA, power_trials=0)
-        for fam in ("spatial", "temporal"):
+                    module_nodes=meta.module_nodes, alpha=ALPHA, power_trials=0, classify=classify)
+        for fam in ("spatial", "temporal", "reply"):
             flagged[fam] += bool(r[fam]["leaks"])
             worst[fam] = min(worst[fam], r[fam]["p"])
-        flagged["either"] += bool(r["spatial"]["leaks"] or r["temporal"]["leaks"])
+        flagged["either"] += any(bool(r[f]["leaks"]) for f in ("spatial", "temporal", "reply"))
         if progress and (t + 1) % 10 == 0 and t + 1 < tests:
             progress(_fp_result(dict(flagged), dict(worst), t + 1, len(runs), disjoint))
     return _fp_result(flagged, worst, tests, len(runs), disjoint)

@@ -1,8 +1,11 @@
-"""Per-family verdicts from time-aligned windows of run pairs, with power measured by planting.
+"""Per-family verdicts from run pairs, with power measured by planting.
 
-Run pair r is seed pair r: run r of A and run r of B (seeds seed + 2r, seed + 2r + 1). Every
-test compares window i of A with window i of B (veil.core.leak.aligned), so a program's phases cancel;
-whole run pairs are the units whose signs are flipped (a seed changes the whole run), so the
+Run pair r is seed pair r: run r of A and run r of B (seeds seed + 4r, seed + 4r + 2; with
+`traces`, tracing r of each side). SPATIAL compares shares of the whole run's packets, in
+blocks cut by count (where, independently of when); TEMPORAL compares window i of A with
+window i of B in cycles (veil.core.leak.aligned), so a program's phases cancel; REPLY compares
+each module's reply-delay shares over the run. Whole run pairs are the units whose signs are
+flipped (a seed, or an execution, changes the whole run), so the
 verdict is one exact test over every seed, never a pick among seeds. A family's tests are
 Holm-adjusted together; "leaks" when the smallest adjusted p is below alpha. Each family's
 verdict carries the smallest planted effect its main test catches with `power` (veil.core.leak.power):
@@ -18,7 +21,7 @@ import numpy as np
 from veil.core import ConfigError
 
 from veil.core.leak import aligned, power, stats
-from .observe import TEMPORAL, Windows
+from .observe import PACKETS, REPLY_BINS, SLOW_FROM, TEMPORAL, Windows
 
 __all__ = ["LEAKS", "NO_LEAK", "analyse", "statement", "cpu_pairs", "destination_differences", "destinations_test",
            "plant_cpu_pairs"]
@@ -39,35 +42,39 @@ def _cpu_destinations(w: Windows, nodes: int, cpus: np.ndarray) -> np.ndarray:
 
 
 def cpu_pairs(w: Windows, nodes: int, cpus: np.ndarray) -> np.ndarray:
-    """Packets each CPU injects, per window and next destination (windows x CPUs x nodes)."""
+    """Packets each CPU injects per next destination, per block of PACKETS consecutive CPU
+    packets (blocks x CPUs x nodes): cut by count, so where is compared independently of when."""
+    if w.dest_seq is not None:
+        return w.dest_seq
     return w.pairs.reshape(len(w), nodes, nodes)[:, cpus, :]
 
 
-def _run_shares(c: np.ndarray, n: int, segments: int) -> np.ndarray:
-    """Shares of the CPUs' packets per destination over each segment of the first n windows
-    (segments x nodes): every packet weighs the same."""
-    t = c[:n].reshape(segments, n // segments, *c.shape[1:]).sum(axis=(1, 2)).astype(float)
+def _run_shares(c: np.ndarray, segments: int) -> np.ndarray:
+    """Shares per category (c's last axis) over each of `segments` equal parts of the run, in
+    the order of its blocks (segments x K): every event weighs the same."""
+    parts = np.array_split(np.arange(len(c)), segments)
+    t = np.vstack([c[p].reshape(-1, c.shape[-1]).sum(axis=0) for p in parts]).astype(float)
     tot = t.sum(axis=1, keepdims=True)
     return np.divide(t, tot, out=np.zeros(t.shape), where=tot > 0)
 
 
 def destination_differences(ca: list[np.ndarray], cb: list[np.ndarray], segments: int = 1) -> np.ndarray:
-    """Per seed pair (J x segments * nodes): the shares of the CPUs' packets per next destination
-    over the run (or each segment of it, both runs cut to the shorter), A minus B. Shares of the
-    run's packets, not per-window shares summed over windows: where the destination depends on
-    the CPU (sequential: every CPU sends to its own router's module) a window's shares say which
-    CPUs were busy in it, a timing variation that hid a 20% redirect at the tests' size (caught
-    in 0 of 20 plantings at 20%, 65% at 30%; with run shares 100% at 5%). Shares per CPU instead
-    cost minimal routing power (multinomial noise in CPUs x modules features: a 20% redirect
-    caught in 35% of plantings at the tests' size)."""
-    out = []
-    for a, b in zip(ca, cb):
-        m = min(len(a), len(b))
-        n = (m // segments) * segments
-        if n == 0:
-            continue
-        out.append((_run_shares(a, n, segments) - _run_shares(b, n, segments)).reshape(1, -1))
-    k = segments * ca[0].shape[2] if ca else 0
+    """Per seed pair (J x segments * K): the shares of the events per category (next destination
+    of the CPUs' packets; or channel) over the whole run, or each of `segments` equal parts of
+    it by event count, A minus B. Each run keeps all its events (blocks cut by count, not by
+    cycle, the last one partial): runs of different rates compare the same stretch of the
+    program, where windows aligned by cycle and cut to the shorter run compared a fast run's
+    every phase with a slow one's first (a rate-only secret, whole-run shares equal to TV
+    0.0001, was flagged spatially at the floor). Shares of the run's packets, not per-window
+    shares summed over windows: where the destination depends on the CPU (sequential: every
+    CPU sends to its own router's module) a window's shares say which CPUs were busy in it, a
+    timing variation that hid a 20% redirect at the tests' size (caught in 0 of 20 plantings at
+    20%, 65% at 30%; with run shares 100% at 5%). Shares per CPU instead cost minimal routing
+    power (multinomial noise in CPUs x modules features: a 20% redirect caught in 35% of
+    plantings at the tests' size)."""
+    out = [(_run_shares(a, segments) - _run_shares(b, segments)).reshape(1, -1)
+           for a, b in zip(ca, cb) if len(a) and len(b)]
+    k = segments * ca[0].shape[-1] if ca else 0
     return np.vstack(out) if out else np.zeros((0, k))
 
 
@@ -83,6 +90,10 @@ def destinations_test(ca, cb, segments, name="destinations", permutations=aligne
                       stop_above=None) -> aligned.SignFlip:
     return aligned.signflip(destination_differences(ca, cb, segments), name, permutations=permutations, seed=seed,
                             stop_above=stop_above, pooled=True)
+
+
+def _chan(w: Windows) -> np.ndarray:
+    return w.chan_seq if w.chan_seq is not None else w.channels
 
 
 def _temporal(w: Windows, cpus: np.ndarray) -> np.ndarray:
@@ -124,10 +135,13 @@ def _classifier(xa, xb, block, alpha, name) -> dict:
 def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nodes: list[int],
             module_nodes: list[int], alpha: float = 1e-3, segments: int = 1, block: int = 4,
             permutations: int = aligned.PERMUTATIONS, power_target: float = 0.95, power_trials: int = 20,
-            seed: int = 0) -> dict[str, Any]:
+            seed: int = 0, classify: bool = True) -> dict[str, Any]:
     """Both families' aligned tests, classifiers, verdicts and measured detectable effects
     (`block`: windows per classifier group; `segments`: phases per run the aligned tests keep
-    apart)."""
+    apart; `classify` = False leaves the classifiers out: they report beside the verdict and do
+    not vote, so a measurement of verdicts alone may skip them)."""
+    clf = _classifier if classify else (lambda *a: {"name": "classifier", "p": 1.0, "statistic": float("nan"),
+                                                       "detail": {"skipped": True}})
     need = aligned.min_units(alpha / 3)
     if len(runs_a) < need or len(runs_a) != len(runs_b):
         raise ConfigError(f"repeats: {len(runs_a)} seed pair(s); at alpha {alpha:g} (over 3 tests) the exact "
@@ -135,6 +149,9 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nod
     if min(min(len(a), len(b)) for a, b in zip(runs_a, runs_b)) < 2 * segments:
         raise ConfigError(f"window: a run has fewer than {2 * segments} complete windows; use a shorter window "
                           "or longer runs")
+    if min(min(len(cpu_pairs(a, nodes, np.asarray(cpu_nodes))), len(cpu_pairs(b, nodes, np.asarray(cpu_nodes))))
+           for a, b in zip(runs_a, runs_b)) < segments:
+        raise ConfigError(f"runs: a run has fewer than {segments} block(s) of {PACKETS} CPU packets; use longer runs")
     blocks = len(runs_a)
     cpus = np.asarray(cpu_nodes)
     targets = list(module_nodes[: max(1, len(module_nodes) // 4)])
@@ -143,15 +160,18 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nod
     # effects are upper bounds (the power measured is a lower bound on the verdict's).
     level = alpha / 3
 
-    # SPATIAL: where (fractions: how many packets is the temporal family's business).
+    # SPATIAL: where (fractions: how many packets is the temporal family's business), in blocks
+    # cut by count (observe.PACKETS CPU packets, observe.TRAVERSALS traversals): block k of A
+    # and of B hold the same stretch of the program whatever its rate, so a secret that only
+    # changes when packets go is not read as where.
     ca = [cpu_pairs(w, nodes, cpus) for w in runs_a]
     cb = [cpu_pairs(w, nodes, cpus) for w in runs_b]
     fa, fb = [_fractions(c.sum(axis=1)) for c in ca], [_fractions(c.sum(axis=1)) for c in cb]
-    cha, chb = [_fractions(w.channels) for w in runs_a], [_fractions(w.channels) for w in runs_b]
     sp = [destinations_test(ca, cb, segments, "destinations", permutations, seed).as_dict(),
-          _aligned_test(cha, chb, segments, "channels", permutations, seed + 1).as_dict(),
+          destinations_test([_chan(w) for w in runs_a], [_chan(w) for w in runs_b], segments, "channels",
+                            permutations, seed + 1).as_dict(),
           # Destination shares only: the channels' hundreds of shares made it slow, not better.
-          _classifier(fa, fb, block, alpha, "classifier")]
+          clf(fa, fb, block, alpha, "classifier")]
     spatial = _family(sp, alpha)
 
     def spatial_caught(effect, rng):
@@ -168,7 +188,7 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nod
     # TEMPORAL / VOLUME: how many and when.
     ta, tb = [_temporal(w, cpus) for w in runs_a], [_temporal(w, cpus) for w in runs_b]
     tp = [_aligned_test(ta, tb, segments, "volume_timing", permutations, seed + 2, pooled=False).as_dict(),
-          _classifier(ta, tb, block, alpha, "classifier")]
+          clf(ta, tb, block, alpha, "classifier")]
     temporal = _family(tp, alpha)
     vol_cols = [list(TEMPORAL).index(k) for k in VOLUME] + list(range(len(TEMPORAL), len(TEMPORAL) + len(cpus)))
 
@@ -180,10 +200,55 @@ def analyse(runs_a: list[Windows], runs_b: list[Windows], *, nodes: int, cpu_nod
     temporal["detectable"] = (power.detectable_effect(temporal_caught, power_target, power_trials, seed=seed)
                               if power_trials else {"effect": None, "power": float("nan"), "trials": 0, "tried": {}})
     temporal["detectable"]["what"] = "fraction more packets per window in pattern B"
-    for fam in (spatial, temporal):
+    reply = _reply_family(runs_a, runs_b, len(module_nodes), alpha, permutations, power_target, power_trials, seed)
+    for fam in (spatial, temporal, reply):
         fam["statement"] = statement(fam, power_target)
-    return {"spatial": spatial, "temporal": temporal, "blocks": blocks, "segments": segments,
+    return {"spatial": spatial, "temporal": temporal, "reply": reply, "blocks": blocks, "segments": segments,
             "windows_a": int(sum(map(len, runs_a))), "windows_b": int(sum(map(len, runs_b))), "alpha": alpha}
+
+
+def reply_shares(w: Windows) -> np.ndarray:
+    """A run's reply-timing features: each module's shares of its replies per delay bin
+    (modules x bins, flattened)."""
+    return _fractions(w.replies.astype(float)).reshape(1, -1)
+
+
+def plant_slow_replies(r: np.ndarray, effect: float, modules: int, rng: np.random.Generator) -> np.ndarray:
+    """`r` (modules x bins) with a fraction `effect` of the first quarter of the modules' replies
+    moved into the slow bins (delayed past REPLY_BINS[SLOW_FROM] cycles: the secret selecting
+    modules, seen through when they answer)."""
+    out = r.copy()
+    q = max(1, modules // 4)
+    out[:q] = power.plant_redirect(r[:q], effect, list(range(SLOW_FROM, r.shape[1])), rng)
+    return out
+
+
+def _reply_family(runs_a, runs_b, modules: int, alpha: float, permutations: int, power_target: float,
+                  power_trials: int, seed: int) -> dict[str, Any]:
+    """REPLY TIMING (outside the paper's threat model): per module, the delays between its
+    arrivals and its departures; one exact test over seed pairs, its own family (alpha)."""
+    if any(w.replies is None for w in runs_a + runs_b):
+        fam = _family([], alpha)
+        fam["detectable"] = {"effect": None, "power": float("nan"), "trials": 0, "tried": {}, "what": "not recorded"}
+        return fam
+
+    def test(rb, name, sd, stop=None):
+        s = np.vstack([reply_shares(a) - rb_i for a, rb_i in zip(runs_a, rb)])
+        return aligned.signflip(s, name, permutations=permutations, seed=sd, stop_above=stop, pooled=True)
+
+    sb = [reply_shares(w) for w in runs_b]
+    fam = _family([test(sb, "reply_timing", seed + 3).as_dict()], alpha)
+
+    def caught(effect, rng):
+        planted = [_fractions(plant_slow_replies(w.replies, effect, modules, rng).astype(float)).reshape(1, -1)
+                   for w in runs_b]
+        return test(planted, "planted", int(rng.integers(1 << 31)), alpha).p < alpha
+
+    fam["detectable"] = (power.detectable_effect(caught, power_target, power_trials, seed=seed)
+                         if power_trials else {"effect": None, "power": float("nan"), "trials": 0, "tried": {}})
+    fam["detectable"]["what"] = (f"fraction of a quarter of the modules' replies delayed past "
+                                 f"{REPLY_BINS[SLOW_FROM]} cycles in pattern B")
+    return fam
 
 
 def statement(fam: dict, power_target: float) -> str:
