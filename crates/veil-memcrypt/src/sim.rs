@@ -30,7 +30,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use serde::Serialize;
 
 use crate::bitmap::BitmapCache;
-use crate::config::Config;
+use crate::config::{BitmapFetch, Config, MacStore};
 use crate::deps::PointerDeps;
 use crate::dram::Dram;
 use crate::engines::{Arbitration, Engines};
@@ -43,7 +43,6 @@ use crate::record::{Kind, Record};
 use crate::secure::{Mode, Scheme, BITMAP_REGION, LINES_PER_BITMAP};
 use crate::tlb::Tlb;
 
-pub use bitmaps::BitmapFetch;
 
 mod bitmaps;
 mod counters;
@@ -54,31 +53,6 @@ pub use functional::Spare;
 const LINE_LIMIT: u64 = BITMAP_REGION;
 /// MAC lines (`mac_store = "separate"`) sit above data and bitmap lines.
 const MAC_REGION: u64 = 1 << 59;
-
-/// Where a line's MACs are stored (what a fill or writeback moves besides the line).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MacStore {
-    /// Beside the line in the same row: one longer burst (the paper's reading: each line is
-    /// "stored with its updated MAC value", §2.2).
-    BesideLine,
-    /// In a separate region of MAC lines: a second access per line, no MAC cache.
-    Separate,
-    /// Not timed (the model before MAC traffic was booked).
-    Untimed,
-}
-
-impl MacStore {
-    pub const KNOWN: [&'static str; 3] = ["beside_line", "separate", "untimed"];
-
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "beside_line" => Ok(MacStore::BesideLine),
-            "separate" => Ok(MacStore::Separate),
-            "untimed" => Ok(MacStore::Untimed),
-            _ => Err(Error::config(format!("mac_store: unknown MAC store '{s}' (known: {})", Self::KNOWN.join(", ")))),
-        }
-    }
-}
 
 /// Multiply-shift hasher for line indices (the std SipHash costs more than the rest of a step).
 #[derive(Default)]

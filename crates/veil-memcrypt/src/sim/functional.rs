@@ -2,10 +2,10 @@
 //! the warmed state with idle timing state, and snapshots of the counters between which a
 //! window's measured records lie.
 
-use super::{LineMap, MacStore, Results, Sim, MAC_REGION};
+use super::{LineMap, Results, Sim, MAC_REGION};
 use crate::deps::PointerDeps;
 use crate::engines::Engines;
-use crate::config::Config;
+use crate::config::{Config, MacStore};
 use crate::error::Result;
 use crate::record::{Kind, Record};
 
