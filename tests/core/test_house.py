@@ -19,6 +19,10 @@ tree among *sibling subtrees*, each child with its descendants as one node, so e
 module and its own ancestors do not count but `config.rs` -> `sim/bitmaps.rs` -> ... -> `config.rs`
 does. `#[cfg(test)]` modules and `tests.rs` files are left out (test code reaches everywhere).
 
+Layering: core -> foundations (crypto, trace) -> systems -> front (the `veil` package, its API and
+CLI; the bindings crate veil-py). A Python module or a crate may depend only on layers below its
+own and on its own package; LAYERS names each package's layer (docs/architecture.md draws it).
+
 Long functions: every `def` in python/veil (ast: from `def` to its last line, nested functions
 included) and every `fn` with a body in crates/*/src (a brace-matching scan on the source with
 strings, chars and comments blanked), over MAX_LINES lines, fails naming it. Left out: test code
@@ -31,6 +35,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -472,7 +477,64 @@ def test_no_long_functions():
     assert not long, f"functions over {MAX_LINES} lines (split along their phases):\n" + "\n".join(long)
 
 
+# ---------------------------------------------------------------- layering
+
+# Python packages under veil (the root package, the API and the CLI are the front) and crates.
+LAYERS = {
+    "core": 0, "veil-core": 0,
+    "crypto": 1, "trace": 1, "veil-crypto": 1, "veil-trace": 1,
+    "memnet": 2, "enclave": 2, "oram": 2, "memcrypt": 2, "he": 2,
+    "veil-memnet": 2, "veil-enclave": 2, "veil-oram": 2, "veil-memcrypt": 2, "veil-he-taco": 2,
+    "front": 3, "veil-py": 3,
+}
+
+
+def _py_package(module: str) -> str:
+    parts = module.split(".")
+    return "front" if len(parts) == 1 or parts[1] in ("api", "cli") else parts[1]
+
+
+def layering_problems(edges: dict[str, set[str]], package=_py_package) -> list[str]:
+    """Edges that go up a layer or sideways into another package of the same layer."""
+    out = []
+    for a, targets in sorted(edges.items()):
+        pa = package(a)
+        for b in sorted(targets):
+            pb = package(b)
+            if pa == pb:
+                continue
+            if pa not in LAYERS or pb not in LAYERS:
+                out.append(f"{a} -> {b}: package {pa if pa not in LAYERS else pb!r} has no layer in LAYERS")
+            elif LAYERS[pb] >= LAYERS[pa]:
+                out.append(f"{a} -> {b}: {pa} (layer {LAYERS[pa]}) may not depend on {pb} (layer {LAYERS[pb]})")
+    return out
+
+
+def crate_edges() -> dict[str, set[str]]:
+    edges = {}
+    for toml in sorted(CRATES.glob("*/Cargo.toml")):
+        meta = tomllib.loads(toml.read_text())
+        deps = set(meta.get("dependencies", {})) | set(meta.get("build-dependencies", {}))
+        edges[meta["package"]["name"]] = {d for d in deps if d.startswith("veil-")}
+    return edges
+
+
+def test_layering():
+    edges, _ = python_import_graph(PY_ROOT)
+    problems = layering_problems(edges) + layering_problems(crate_edges(), package=lambda c: c)
+    assert not problems, "layering (core -> foundations -> systems -> front):\n" + "\n".join(problems)
+
+
 # ---------------------------------------------------------------- the checks can fail
+
+
+def test_layering_check_flags_a_system_importing_another():
+    edges = {"veil.oram.engine": {"veil.core.rows", "veil.memnet.sim"}, "veil.core.rows": {"veil.cli"},
+             "veil.memcrypt.input": {"veil.trace.format"}, "veil.cli": {"veil.oram.engine"}}
+    problems = layering_problems(edges)
+    assert len(problems) == 2, problems
+    assert "veil.oram.engine -> veil.memnet.sim" in problems[1] and "veil.core.rows -> veil.cli" in problems[0]
+    assert layering_problems({"veil-crypto": {"veil-memnet"}}, package=lambda c: c)
 
 
 def test_python_checker_flags_a_lazy_circle_and_a_long_function(tmp_path):
