@@ -211,6 +211,30 @@ pub struct SimResult {
     pub counters: Counters,
 }
 
+/// Where each kind of line lives, in lines: a worker's shared block (user data, kernel state,
+/// ring; directory index space, one block per worker, then the global kernel lines) and its
+/// private space (the application's working set, then request, header, page, arguments).
+struct Lines {
+    /// Directory entries: every worker's shared block and the global kernel lines.
+    dir_lines: usize,
+    app_ws_lines: u64,
+    resp_lines: u64,
+    ctx_lines: u64,
+    /// Lines of kernel state per connection (`kernel_state_kb`).
+    kstate_lines: u64,
+    sh_block: u64,
+    sh_udata: u64,
+    sh_kstate: u64,
+    sh_ring: u64,
+    ring_lines: u64,
+    global_base: u64,
+    pv_block: u64,
+    pv_req: u64,
+    pv_hdr: u64,
+    pv_page: u64,
+    pv_args: u64,
+}
+
 struct Sim<'a> {
     cfg: &'a Config,
     steps: Vec<Step>,
@@ -234,25 +258,8 @@ struct Sim<'a> {
     workers_left: usize,
     /// Guard against configurations that make no progress (a bug would otherwise hang).
     event_budget: u64,
-    app_ws_lines: u64,
     app_hot_lines: u64,
-    resp_lines: u64,
-    ctx_lines: u64,
-    /// Lines of kernel state per connection (`kernel_state_kb`).
-    kstate_lines: u64,
-    // Layout of a worker's shared block (directory index space).
-    sh_block: u64,
-    sh_udata: u64,
-    sh_kstate: u64,
-    sh_ring: u64,
-    ring_lines: u64,
-    global_base: u64,
-    // Private layout per worker.
-    pv_block: u64,
-    pv_req: u64,
-    pv_hdr: u64,
-    pv_page: u64,
-    pv_args: u64,
+    lines: Lines,
 }
 
 fn lines_of(bytes: u64) -> u64 {

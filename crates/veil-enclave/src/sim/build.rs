@@ -6,8 +6,8 @@ use std::collections::VecDeque;
 use veil_core::{Cycle, EventQueue, RngStreams};
 
 use super::{
-    lines_of, server_steps, server_steps_cached, Act, Client, Counters, Req, Responder, RPhase, Sim, Thread, Unit, Worker,
-    ARGS_LINES, GLOBAL_KERNEL_LINES,
+    lines_of, server_steps, server_steps_cached, Act, Client, Counters, Lines, Req, Responder, RPhase, Sim, Thread, Unit,
+    Worker, ARGS_LINES, GLOBAL_KERNEL_LINES,
 };
 use crate::cache::{Hierarchy, Latency};
 use crate::config::{Config, Model};
@@ -111,28 +111,6 @@ fn make_threads(cfg: &Config, units: &mut [Unit]) -> Cast {
     Cast { threads, workers, responders, clients }
 }
 
-/// Where each kind of line lives, in lines: a worker's shared block (user data, kernel state,
-/// ring; directory index space, one block per worker, then the global kernel lines) and its
-/// private space (the application's working set, then request, header, page, arguments).
-struct Lines {
-    dir_lines: usize,
-    app_ws_lines: u64,
-    resp_lines: u64,
-    ctx_lines: u64,
-    kstate_lines: u64,
-    sh_block: u64,
-    sh_udata: u64,
-    sh_kstate: u64,
-    sh_ring: u64,
-    ring_lines: u64,
-    global_base: u64,
-    pv_block: u64,
-    pv_req: u64,
-    pv_hdr: u64,
-    pv_page: u64,
-    pv_args: u64,
-}
-
 fn memory_layout(cfg: &Config) -> Lines {
     let n = cfg.workers as usize;
     let page_l = lines_of(cfg.page_bytes);
@@ -227,22 +205,8 @@ impl<'a> Sim<'a> {
             quantum_cycles: cyc(cfg.sched_quantum_us * 1000.0).max(1),
             workers_left: n,
             event_budget: 2_000 * m.max(1) * (1 + n as u64 / cfg.tiles as u64) + 10_000_000,
-            app_ws_lines: l.app_ws_lines,
             app_hot_lines: cfg.app_hot_kb as u64 * 16,
-            resp_lines: l.resp_lines,
-            ctx_lines: l.ctx_lines,
-            kstate_lines: l.kstate_lines,
-            sh_block: l.sh_block,
-            sh_udata: l.sh_udata,
-            sh_kstate: l.sh_kstate,
-            sh_ring: l.sh_ring,
-            ring_lines: l.ring_lines,
-            global_base: l.global_base,
-            pv_block: l.pv_block,
-            pv_req: l.pv_req,
-            pv_hdr: l.pv_hdr,
-            pv_page: l.pv_page,
-            pv_args: l.pv_args,
+            lines: l,
         }
     }
 }
