@@ -371,13 +371,17 @@ impl Sim {
             Mode::Counter if self.pad_precompute => self.eng.demand(t_ctr, 4),
             Mode::Counter => self.eng.demand(t_data.max(t_ctr), 4),
         };
-        let (dem_dec, dem_mac, dem_ready) = self.demand_path(t_data, t_key, n);
+        let mut dem_dec = [0.0f64; 8];
+        let mut dem_mac = [0.0f64; 8];
+        let dem_ready = self.demand_path(t_data, t_key, n, &mut dem_dec, &mut dem_mac);
         let (positions, cands) = match (cb, reorders) {
             (8, _) => (n, nf),
             (_, true) => (if bm_cached { pairs } else { n }, nf * nf),
             (_, false) => (n, nf * nf),
         };
-        let (ct_done, mac_done) = self.speculate(positions, cands, t_key, t_ctr, dem_ready);
+        let mut ct_done = [f64::INFINITY; 8];
+        let mut mac_done = [f64::INFINITY; 8];
+        self.speculate(positions, cands, t_key, t_ctr, dem_ready, &mut ct_done, &mut mac_done);
 
         // The load waits for its critical chunk (OCB and counter mode decrypt and authenticate
         // chunks independently, critical chunk first). The trace does not say which word the
@@ -447,12 +451,11 @@ impl Sim {
 
     /// Demand path, always run: decryption (direct: a cipher pass; counter: the pad XOR), then
     /// the MAC of the decrypted chunk (MACs cover the plaintext, as OCB's tag does), once the
-    /// line is in. Booked before the speculation of this miss. Returns each chunk's decryption
-    /// and MAC times and when the whole line is usable.
+    /// line is in. Booked before the speculation of this miss. Sets each chunk's decryption and
+    /// MAC times (out-parameters: the fill's own arrays, no copies on the hot path) and returns
+    /// when the whole line is usable.
     #[inline(always)]
-    fn demand_path(&mut self, t_data: f64, t_key: f64, n: usize) -> ([f64; 8], [f64; 8], f64) {
-        let mut dem_dec = [0.0f64; 8];
-        let mut dem_mac = [0.0f64; 8];
+    fn demand_path(&mut self, t_data: f64, t_key: f64, n: usize, dem_dec: &mut [f64; 8], dem_mac: &mut [f64; 8]) -> f64 {
         let mut dem_ready = t_data;
         if self.scheme.mode == Mode::Direct {
             self.eng.demand_ops += n as u64;
@@ -468,7 +471,7 @@ impl Sim {
             dem_mac[j] = self.eng.demand(dem_dec[j], 1);
             dem_ready = dem_ready.max(if self.secure { dem_mac[j] } else { dem_dec[j] });
         }
-        (dem_dec, dem_mac, dem_ready)
+        dem_ready
     }
 
     /// Speculation at `positions` chunk positions, `cands` candidates each: per position the
@@ -476,12 +479,21 @@ impl Sim {
     /// and, with MAC speculation, the candidates' MACs (computed from the candidate plaintexts, in parallel).
     /// Only slots from which an operation would finish before the demand path has made the line
     /// usable (`dem_ready`) are taken: later ones would be useless, so that speculation is
-    /// cancelled. Returns when each position's last ciphertext and last MAC are done.
+    /// cancelled. Sets when each position's last ciphertext and last MAC are done (left as they
+    /// are, infinite, where none was issued).
     #[inline(always)]
-    fn speculate(&mut self, positions: usize, cands: u64, t_key: f64, t_ctr: f64, dem_ready: f64) -> ([f64; 8], [f64; 8]) {
+    #[allow(clippy::too_many_arguments)]
+    fn speculate(
+        &mut self,
+        positions: usize,
+        cands: u64,
+        t_key: f64,
+        t_ctr: f64,
+        dem_ready: f64,
+        ct_done: &mut [f64; 8],
+        mac_done: &mut [f64; 8],
+    ) {
         let (iv, lat) = (self.eng.iv, self.eng.lat);
-        let mut ct_done = [f64::INFINITY; 8];
-        let mut mac_done = [f64::INFINITY; 8];
         if (self.ct_spec || self.mac_spec) && positions > 0 && cands > 0 {
             let ct_ops = if self.scheme.mode == Mode::Direct { cands } else { 0 };
             let mac_ops = if self.mac_spec { cands } else { 0 };
@@ -523,7 +535,6 @@ impl Sim {
                 }
             }
         }
-        (ct_done, mac_done)
     }
 
     /// A dirty line written back at `t`: returns when it has crossed the bus.
