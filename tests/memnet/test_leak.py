@@ -199,8 +199,7 @@ def test_adaptive_ghost_with_the_hot_set_and_weight_its_speed_result_uses():
     derived from a secret is itself leaked (docs: what is public)."""
     from veil.memnet.leak import analyse, windows
     from veil.memnet.memsys import MemSysConfig, to_rust_config
-    from veil.memnet.reproduce_ghost import HOT_FRACTION, HOT_MODULES
-    from veil.memnet.secure_model import adaptive_hot_weight
+    from veil.memnet.secure_model import HOT_FRACTION, HOT_MODULES, adaptive_hot_weight
 
     weight = adaptive_hot_weight(64, len(HOT_MODULES), HOT_FRACTION)
     secure = {"hot_modules": HOT_MODULES, "hot_weight": weight}

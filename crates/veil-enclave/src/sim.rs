@@ -10,12 +10,13 @@
 use std::collections::VecDeque;
 
 use serde::Serialize;
-use veil_core::{Cycle, EventQueue, RngStreams, StreamRng};
+use veil_core::{Cycle, EventQueue, StreamRng};
 
-use crate::cache::{Hierarchy, Latency, HOME_SHIFT};
+use crate::cache::{Hierarchy, HOME_SHIFT};
 use crate::config::{Config, Model, Policy};
 use crate::workload::{server_steps, server_steps_cached, Step};
 
+mod build;
 mod price;
 mod sched;
 
@@ -210,6 +211,30 @@ pub struct SimResult {
     pub counters: Counters,
 }
 
+/// Where each kind of line lives, in lines: a worker's shared block (user data, kernel state,
+/// ring; directory index space, one block per worker, then the global kernel lines) and its
+/// private space (the application's working set, then request, header, page, arguments).
+struct Lines {
+    /// Directory entries: every worker's shared block and the global kernel lines.
+    dir_lines: usize,
+    app_ws_lines: u64,
+    resp_lines: u64,
+    ctx_lines: u64,
+    /// Lines of kernel state per connection (`kernel_state_kb`).
+    kstate_lines: u64,
+    sh_block: u64,
+    sh_udata: u64,
+    sh_kstate: u64,
+    sh_ring: u64,
+    ring_lines: u64,
+    global_base: u64,
+    pv_block: u64,
+    pv_req: u64,
+    pv_hdr: u64,
+    pv_page: u64,
+    pv_args: u64,
+}
+
 struct Sim<'a> {
     cfg: &'a Config,
     steps: Vec<Step>,
@@ -233,25 +258,8 @@ struct Sim<'a> {
     workers_left: usize,
     /// Guard against configurations that make no progress (a bug would otherwise hang).
     event_budget: u64,
-    app_ws_lines: u64,
     app_hot_lines: u64,
-    resp_lines: u64,
-    ctx_lines: u64,
-    /// Lines of kernel state per connection (`kernel_state_kb`).
-    kstate_lines: u64,
-    // Layout of a worker's shared block (directory index space).
-    sh_block: u64,
-    sh_udata: u64,
-    sh_kstate: u64,
-    sh_ring: u64,
-    ring_lines: u64,
-    global_base: u64,
-    // Private layout per worker.
-    pv_block: u64,
-    pv_req: u64,
-    pv_hdr: u64,
-    pv_page: u64,
-    pv_args: u64,
+    lines: Lines,
 }
 
 fn lines_of(bytes: u64) -> u64 {
@@ -259,170 +267,6 @@ fn lines_of(bytes: u64) -> u64 {
 }
 
 impl<'a> Sim<'a> {
-    fn new(cfg: &'a Config) -> Self {
-        let t = cfg.tiles as usize;
-        let n = cfg.workers as usize;
-        let model = cfg.model;
-        // --- execution units and placement -------------------------------------------------
-        let n_sse = if model.sse() { cfg.sse_count() as usize } else { 0 };
-        let k = if model.sse() { cfg.cores_per_sse_eff() as usize } else { 1 };
-        let mut units: Vec<Unit> = (0..t + n_sse)
-            .map(|u| Unit {
-                tile: if u < t { u as u32 } else { ((u - t) * k).min(t - 1) as u32 },
-                sse: u >= t,
-                pinned: Vec::new(),
-                pinned_workers: 0,
-                runq: VecDeque::new(),
-                cur: None,
-                last: None,
-                act: Act::Idle,
-                gen: 0,
-                qgen: 0,
-                preempt_pending: false,
-            })
-            .collect();
-        let layout = crate::place::place(cfg);
-        let worker_unit = layout.worker.clone();
-        let responder_units = layout.responders.clone();
-        // --- threads -------------------------------------------------------------------------
-        let rs = RngStreams::new(cfg.seed);
-        let m = cfg.requests as u64;
-        let (base, extra) = (m / n as u64, m % n as u64);
-        let mut threads = Vec::new();
-        let mut workers = Vec::new();
-        let mut first = 0u64;
-        for w in 0..n {
-            let nr = base + u64::from((w as u64) < extra);
-            threads.push(Thread { unit: worker_unit[w], worker: Some(w), responder: None, client: None, saved: None, phase: None, sleeping: false, done: false });
-            workers.push(Worker {
-                tid: w,
-                responder: None,
-                first_request: first,
-                n_requests: nr,
-                req_i: 0,
-                step_i: 0,
-                ops: Vec::new(),
-                op_i: 0,
-                req: Req::None,
-                cat: None,
-                since: 0,
-                time: [0; 9],
-                done_at: 0,
-                rng: rs.named("worker", w as u64),
-                tx_pos: 0,
-                client: None,
-            });
-            first += nr;
-        }
-        let mut responders = Vec::new();
-        for (r, (unit, serves)) in responder_units.into_iter().enumerate() {
-            let tid = threads.len();
-            threads.push(Thread { unit, worker: None, responder: Some(r), client: None, saved: None, phase: None, sleeping: false, done: false });
-            for &w in &serves {
-                workers[w].responder = Some(r);
-            }
-            responders.push(Responder { tid, serves, phase: RPhase::Check, spinning: false });
-        }
-        let mut clients = Vec::new();
-        for (w, u) in layout.client.iter().enumerate() {
-            if let Some(u) = *u {
-                let tid = threads.len();
-                threads.push(Thread { unit: u, worker: None, responder: None, client: Some(clients.len()), saved: None, phase: None, sleeping: false, done: false });
-                workers[w].client = Some(clients.len());
-                // Each client has sent its first requests and waits in recv.
-                clients.push(Client { tid, worker: w, pending: 0, handled: 0, blocked: true });
-            }
-        }
-        // Responders first: they check the buffer, find it empty and sleep, as in the paper.
-        for r in &responders {
-            units[threads[r.tid].unit].pinned.push(r.tid);
-        }
-        for w in 0..n {
-            units[worker_unit[w]].pinned.push(w);
-            units[worker_unit[w]].pinned_workers += 1;
-        }
-        for c in &clients {
-            units[threads[c.tid].unit].pinned.push(c.tid);
-        }
-        // --- memory layout and caches ----------------------------------------------------------
-        let page_l = lines_of(cfg.page_bytes);
-        let req_l = lines_of(cfg.http_request_bytes);
-        let hdr_l = lines_of(cfg.header_bytes);
-        let udata_l = page_l.max(req_l).max(hdr_l) + ARGS_LINES;
-        let ring_lines = 2 * page_l.max(hdr_l);
-        let sh_udata = 1;
-        let sh_kstate = sh_udata + udata_l;
-        let kstate_lines = (cfg.kernel_state_kb as u64 * 16).max(1);
-        let sh_ring = sh_kstate + kstate_lines;
-        let sh_block = sh_ring + ring_lines;
-        let global_base = sh_block * n as u64;
-        let dir_lines = (global_base + GLOBAL_KERNEL_LINES + 1) as usize;
-        let app_ws_lines = cfg.app_ws_kb as u64 * 16;
-        let resp_lines = cfg.responder_ws_lines as u64;
-        let ctx_lines = cfg.ctx_switch_kb as u64 * 16;
-        let pv_req = app_ws_lines;
-        let pv_hdr = pv_req + req_l;
-        let pv_page = pv_hdr + hdr_l;
-        let pv_args = pv_page + page_l;
-        let pv_block = pv_args + ARGS_LINES;
-        let mut l1s = Vec::new();
-        for u in &units {
-            if u.sse {
-                l1s.push((cfg.sse_l1d_kb as u64 * 1024, cfg.sse_l1d_ways as usize, u.tile, true));
-            } else {
-                l1s.push((cfg.l1d_kb as u64 * 1024, cfg.l1d_ways as usize, u.tile, false));
-            }
-        }
-        let l2_kb = if model == Model::SseNhp { cfg.l2_slice_nhp_kb } else { cfg.l2_slice_kb };
-        let lat = Latency {
-            l2_hit: cfg.l2_hit_cycles,
-            hop: cfg.hop_cycles,
-            remote_l1: cfg.remote_l1_cycles,
-            dram: cfg.dram_cycles,
-            crypto: if model.secure() { cfg.mem_crypto_cycles } else { 0.0 },
-        };
-        let mem = Hierarchy::new(&l1s, cfg.tiles, l2_kb as u64 * 1024, cfg.l2_ways as usize, dir_lines, lat);
-        let cyc = |ns: f64| (ns * cfg.clock_ghz).round() as Cycle;
-        Sim {
-            cfg,
-            steps: if cfg.cached_pages { server_steps_cached() } else { server_steps() },
-            q: EventQueue::new(),
-            mem,
-            units,
-            threads,
-            workers,
-            responders,
-            clients,
-            wake: Vec::new(),
-            dirty: Vec::new(),
-            c: Counters::default(),
-            cold_next: 0,
-            completions: vec![0; m as usize],
-            served: 0,
-            ctx_cycles: cyc(cfg.ctx_switch_ns),
-            sleep_cycles: cyc(cfg.responder_sleep_us * 1000.0).max(1),
-            quantum_cycles: cyc(cfg.sched_quantum_us * 1000.0).max(1),
-            workers_left: n,
-            event_budget: 2_000 * m.max(1) * (1 + n as u64 / cfg.tiles as u64) + 10_000_000,
-            app_ws_lines,
-            app_hot_lines: cfg.app_hot_kb as u64 * 16,
-            resp_lines,
-            ctx_lines,
-            kstate_lines,
-            sh_block,
-            sh_udata,
-            sh_kstate,
-            sh_ring,
-            ring_lines,
-            global_base,
-            pv_block,
-            pv_req,
-            pv_hdr,
-            pv_page,
-            pv_args,
-        }
-    }
-
     // ----- thread programs --------------------------------------------------------------------
 
     fn build_ops(&self, step: &Step) -> Vec<Op> {

@@ -275,8 +275,8 @@ impl Config {
             )));
         }
         crate::engines::Arbitration::parse(&self.arbitration)?;
-        crate::sim::BitmapFetch::parse(&self.bitmap_fetch)?;
-        crate::sim::MacStore::parse(&self.mac_store)?;
+        BitmapFetch::parse(&self.bitmap_fetch)?;
+        MacStore::parse(&self.mac_store)?;
         if self.tree_arity < 2 {
             return Err(Error::config(format!("tree_arity: must be >= 2, got {}", self.tree_arity)));
         }
@@ -310,5 +310,55 @@ impl Config {
             )));
         }
         Ok(scheme)
+    }
+}
+
+/// When a page's bitmap line is fetched under re-ordering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitmapFetch {
+    /// Alongside the page walk of a data-TLB miss (the bitmap cache covers the TLB's reach, as
+    /// the paper sizes it), and on a bitmap-cache miss otherwise.
+    WithWalk,
+    /// On a bitmap-cache miss, when the L2 miss is known (after any walk).
+    OnMiss,
+    /// No bitmap lines: each line's bitmap travels with its MACs (beyond the paper).
+    Inline,
+}
+
+impl BitmapFetch {
+    pub const KNOWN: [&'static str; 3] = ["with_walk", "on_miss", "inline"];
+
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "with_walk" => Ok(BitmapFetch::WithWalk),
+            "on_miss" => Ok(BitmapFetch::OnMiss),
+            "inline" => Ok(BitmapFetch::Inline),
+            _ => Err(Error::config(format!("bitmap_fetch: unknown bitmap fetch '{s}' (known: {})", Self::KNOWN.join(", ")))),
+        }
+    }
+}
+
+/// Where a line's MACs are stored (what a fill or writeback moves besides the line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MacStore {
+    /// Beside the line in the same row: one longer burst (the paper's reading: each line is
+    /// "stored with its updated MAC value", §2.2).
+    BesideLine,
+    /// In a separate region of MAC lines: a second access per line, no MAC cache.
+    Separate,
+    /// Not timed (the model before MAC traffic was booked).
+    Untimed,
+}
+
+impl MacStore {
+    pub const KNOWN: [&'static str; 3] = ["beside_line", "separate", "untimed"];
+
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "beside_line" => Ok(MacStore::BesideLine),
+            "separate" => Ok(MacStore::Separate),
+            "untimed" => Ok(MacStore::Untimed),
+            _ => Err(Error::config(format!("mac_store: unknown MAC store '{s}' (known: {})", Self::KNOWN.join(", ")))),
+        }
     }
 }

@@ -32,7 +32,7 @@ pub struct Run {
     pub skip_records: u64,
     /// Sampled simulation ([`crate::sampled`]); None: every timed record is timed.
     #[serde(default)]
-    pub sampling: Option<crate::sampled::Sampling>,
+    pub sampling: Option<crate::sampling::Sampling>,
 }
 
 fn convert(r: &veil_trace::Record) -> Record {

@@ -11,7 +11,7 @@
 //! | functional encrypted memory and speculation engine | [`secure`] |
 //! | SDRAM, crypto engine pool | [`dram`], [`engines`] |
 //! | interval-model timing over an L2 miss trace | [`sim`] |
-//! | sampled simulation: windows warmed functionally, timed in parallel | [`sampled`] |
+//! | sampled simulation: windows warmed functionally, timed in parallel | [`sampled`], its plan [`sampling`] |
 //! | configuration | [`config`] |
 //! | the memory bus's view of a stream (leakage observer) | [`bus`] |
 //! | synthetic miss streams for tests | [`synth`] |
@@ -34,6 +34,7 @@ pub mod mode;
 pub mod prefetch;
 pub mod record;
 pub mod sampled;
+pub mod sampling;
 pub mod secure;
 pub mod sim;
 pub mod synth;

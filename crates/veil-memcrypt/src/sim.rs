@@ -30,7 +30,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use serde::Serialize;
 
 use crate::bitmap::BitmapCache;
-use crate::config::Config;
+use crate::config::{BitmapFetch, Config, MacStore};
 use crate::deps::PointerDeps;
 use crate::dram::Dram;
 use crate::engines::{Arbitration, Engines};
@@ -43,7 +43,32 @@ use crate::record::{Kind, Record};
 use crate::secure::{Mode, Scheme, BITMAP_REGION, LINES_PER_BITMAP};
 use crate::tlb::Tlb;
 
-pub use bitmaps::BitmapFetch;
+
+/// Defines `fn $name(&mut self, args)` calling `self.$with(args)`, compiled with POPCNT,
+/// BMI1/2, LZCNT and AVX2 (x86-64-v3) where the CPU has them (`Sim::x86_v3`, checked once):
+/// the baseline x86-64 target has no population count or trailing-zero count instructions,
+/// and the fill path counts and scans bitmaps many times per record (a bit-trick POPCNT is a
+/// dozen instructions). Everything `$with` inlines (mark it `#[inline(always)]`) is compiled
+/// again with these features; floating-point results are the same (no fused multiply-add:
+/// Rust never contracts). The one dispatch of the timed step and of functional warm-up.
+macro_rules! on_x86_v3 {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) => $with:ident) => {
+        $(#[$doc])*
+        #[inline]
+        $vis fn $name(&mut self, $($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if self.x86_v3 {
+                #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt,avx,avx2")]
+                unsafe fn v3(sim: &mut Sim, $($arg: $ty),*) {
+                    sim.$with($($arg),*)
+                }
+                // SAFETY: `x86_v3` is set only where the CPU has every feature `v3` enables.
+                return unsafe { v3(self, $($arg),*) };
+            }
+            self.$with($($arg),*)
+        }
+    };
+}
 
 mod bitmaps;
 mod counters;
@@ -54,31 +79,6 @@ pub use functional::Spare;
 const LINE_LIMIT: u64 = BITMAP_REGION;
 /// MAC lines (`mac_store = "separate"`) sit above data and bitmap lines.
 const MAC_REGION: u64 = 1 << 59;
-
-/// Where a line's MACs are stored (what a fill or writeback moves besides the line).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MacStore {
-    /// Beside the line in the same row: one longer burst (the paper's reading: each line is
-    /// "stored with its updated MAC value", §2.2).
-    BesideLine,
-    /// In a separate region of MAC lines: a second access per line, no MAC cache.
-    Separate,
-    /// Not timed (the model before MAC traffic was booked).
-    Untimed,
-}
-
-impl MacStore {
-    pub const KNOWN: [&'static str; 3] = ["beside_line", "separate", "untimed"];
-
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "beside_line" => Ok(MacStore::BesideLine),
-            "separate" => Ok(MacStore::Separate),
-            "untimed" => Ok(MacStore::Untimed),
-            _ => Err(Error::config(format!("mac_store: unknown MAC store '{s}' (known: {})", Self::KNOWN.join(", ")))),
-        }
-    }
-}
 
 /// Multiply-shift hasher for line indices (the std SipHash costs more than the rest of a step).
 #[derive(Default)]
@@ -343,9 +343,76 @@ impl Sim {
         let t_data = if self.encryption { self.mem(t_miss, line) } else { self.dram.access(t_miss, line) };
         let cb = self.scheme.chunk_bytes();
         let n = self.scheme.chunks();
+        // Candidates per position: the FVT's values before it trains on this line.
         let nf = self.fvt.capacity().min(self.fvt.values().len()) as u64;
+        let (pred, pairs) = self.predict(line, w, reorders);
+        if !self.encryption {
+            return (t_data, t_data, 0.0);
+        }
 
-        // Which words and chunks the FVT can predict (before training on this line).
+        let mut ready = t_data;
+        let mut bm_cached = true;
+        if reorders && (self.bitmap_fetch == BitmapFetch::Inline) {
+            // The bitmap travels with the line's MACs, encrypted with a pad computed at miss
+            // issue: known when the line arrives, not before (speculation covers every chunk).
+            self.eng.demand(t_miss, 1);
+            bm_cached = false;
+        } else if reorders {
+            let t_bm = self.bitmap_access(t_miss, line, false);
+            bm_cached = t_bm <= t_miss;
+            ready = ready.max(t_bm);
+        }
+        // Offsets (direct) or pads (counter) from the line's counter: on chip, or once its
+        // block arrives from memory (verified later, before the data may be used).
+        let (t_ctr, ctr_ok) = self.counter_fetch(t_miss, line, false);
+        ready = ready.max(ctr_ok);
+        let t_key = match self.scheme.mode {
+            Mode::Direct => self.eng.demand(t_ctr, 1),
+            Mode::Counter if self.pad_precompute => self.eng.demand(t_ctr, 4),
+            Mode::Counter => self.eng.demand(t_data.max(t_ctr), 4),
+        };
+        let mut dem_dec = [0.0f64; 8];
+        let mut dem_mac = [0.0f64; 8];
+        let dem_ready = self.demand_path(t_data, t_key, n, &mut dem_dec, &mut dem_mac);
+        let (positions, cands) = match (cb, reorders) {
+            (8, _) => (n, nf),
+            (_, true) => (if bm_cached { pairs } else { n }, nf * nf),
+            (_, false) => (n, nf * nf),
+        };
+        let mut ct_done = [f64::INFINITY; 8];
+        let mut mac_done = [f64::INFINITY; 8];
+        self.speculate(positions, cands, t_key, t_ctr, dem_ready, &mut ct_done, &mut mac_done);
+
+        // The load waits for its critical chunk (OCB and counter mode decrypt and authenticate
+        // chunks independently, critical chunk first). The trace does not say which word the
+        // load wanted, so its expected wait is taken: the mean over the line's chunks.
+        let mut sum = 0.0;
+        let mut sum_free = 0.0;
+        for j in 0..n {
+            let mut d = dem_dec[j];
+            let mut m = dem_mac[j];
+            if pred[j] {
+                if self.ct_spec {
+                    d = d.min(t_data.max(ct_done[j]) + self.cmp);
+                }
+                if self.mac_spec {
+                    m = m.min(t_data.max(mac_done[j]) + self.cmp);
+                }
+            }
+            let r = if self.secure { d.max(m) } else { d };
+            sum += r.max(ready);
+            sum_free += r;
+        }
+        (t_data, sum / n as f64, (sum - sum_free) / n as f64)
+    }
+
+    /// Which chunks of the fetched line the FVT predicts (before training on it), with the
+    /// predictability counts, then the FVT trained on the line; returns the predicted chunks
+    /// and the frequent pairs of the line's stored bitmap.
+    #[inline(always)]
+    fn predict(&mut self, line: u64, w: &[u64; 8], reorders: bool) -> ([bool; 8], usize) {
+        let cb = self.scheme.chunk_bytes();
+        let n = self.scheme.chunks();
         let pos = self.fvt.positions(w);
         let freq = fvt::frequent_mask(&pos);
         self.r.fetched_words += 8;
@@ -379,39 +446,16 @@ impl Sim {
         self.r.chunks += n as u64;
         self.r.chunks_predicted += pm.count_ones() as u64;
         self.fvt.observe_line(w, &pos);
-        if !self.encryption {
-            return (t_data, t_data, 0.0);
-        }
+        (pred, pairs)
+    }
 
-        let iv = self.eng.iv;
-        let lat = self.eng.lat;
-        let mut ready = t_data;
-        let mut bm_cached = true;
-        if reorders && (self.bitmap_fetch == BitmapFetch::Inline) {
-            // The bitmap travels with the line's MACs, encrypted with a pad computed at miss
-            // issue: known when the line arrives, not before (speculation covers every chunk).
-            self.eng.demand(t_miss, 1);
-            bm_cached = false;
-        } else if reorders {
-            let t_bm = self.bitmap_access(t_miss, line, false);
-            bm_cached = t_bm <= t_miss;
-            ready = ready.max(t_bm);
-        }
-        // Offsets (direct) or pads (counter) from the line's counter: on chip, or once its
-        // block arrives from memory (verified later, before the data may be used).
-        let (t_ctr, ctr_ok) = self.counter_fetch(t_miss, line, false);
-        ready = ready.max(ctr_ok);
-        let t_key = match self.scheme.mode {
-            Mode::Direct => self.eng.demand(t_ctr, 1),
-            Mode::Counter if self.pad_precompute => self.eng.demand(t_ctr, 4),
-            Mode::Counter => self.eng.demand(t_data.max(t_ctr), 4),
-        };
-
-        // Demand path, always run: decryption (direct: a cipher pass; counter: the pad XOR),
-        // then the MAC of the decrypted chunk (MACs cover the plaintext, as OCB's tag does), once
-        // the line is in. Booked before the speculation of this miss.
-        let mut dem_dec = [0.0f64; 8];
-        let mut dem_mac = [0.0f64; 8];
+    /// Demand path, always run: decryption (direct: a cipher pass; counter: the pad XOR), then
+    /// the MAC of the decrypted chunk (MACs cover the plaintext, as OCB's tag does), once the
+    /// line is in. Booked before the speculation of this miss. Sets each chunk's decryption and
+    /// MAC times (out-parameters: the fill's own arrays, no copies on the hot path) and returns
+    /// when the whole line is usable.
+    #[inline(always)]
+    fn demand_path(&mut self, t_data: f64, t_key: f64, n: usize, dem_dec: &mut [f64; 8], dem_mac: &mut [f64; 8]) -> f64 {
         let mut dem_ready = t_data;
         if self.scheme.mode == Mode::Direct {
             self.eng.demand_ops += n as u64;
@@ -427,19 +471,29 @@ impl Sim {
             dem_mac[j] = self.eng.demand(dem_dec[j], 1);
             dem_ready = dem_ready.max(if self.secure { dem_mac[j] } else { dem_dec[j] });
         }
+        dem_ready
+    }
 
-        // Speculation: per position the candidate ciphertexts (direct mode; counter mode XORs
-        // candidates with the pad for free) and, with MAC speculation, the candidates' MACs
-        // (computed from the candidate plaintexts, in parallel). Only slots from which an
-        // operation would finish before the demand path has made the line usable are taken:
-        // later ones would be useless, so that speculation is cancelled.
-        let (positions, cands) = match (cb, reorders) {
-            (8, _) => (n, nf),
-            (_, true) => (if bm_cached { pairs } else { n }, nf * nf),
-            (_, false) => (n, nf * nf),
-        };
-        let mut ct_done = [f64::INFINITY; 8];
-        let mut mac_done = [f64::INFINITY; 8];
+    /// Speculation at `positions` chunk positions, `cands` candidates each: per position the
+    /// candidate ciphertexts (direct mode; counter mode XORs candidates with the pad for free)
+    /// and, with MAC speculation, the candidates' MACs (computed from the candidate plaintexts, in parallel).
+    /// Only slots from which an operation would finish before the demand path has made the line
+    /// usable (`dem_ready`) are taken: later ones would be useless, so that speculation is
+    /// cancelled. Sets when each position's last ciphertext and last MAC are done (left as they
+    /// are, infinite, where none was issued).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn speculate(
+        &mut self,
+        positions: usize,
+        cands: u64,
+        t_key: f64,
+        t_ctr: f64,
+        dem_ready: f64,
+        ct_done: &mut [f64; 8],
+        mac_done: &mut [f64; 8],
+    ) {
+        let (iv, lat) = (self.eng.iv, self.eng.lat);
         if (self.ct_spec || self.mac_spec) && positions > 0 && cands > 0 {
             let ct_ops = if self.scheme.mode == Mode::Direct { cands } else { 0 };
             let mac_ops = if self.mac_spec { cands } else { 0 };
@@ -481,30 +535,7 @@ impl Sim {
                 }
             }
         }
-
-        // The load waits for its critical chunk (OCB and counter mode decrypt and authenticate
-        // chunks independently, critical chunk first). The trace does not say which word the
-        // load wanted, so its expected wait is taken: the mean over the line's chunks.
-        let mut sum = 0.0;
-        let mut sum_free = 0.0;
-        for j in 0..n {
-            let mut d = dem_dec[j];
-            let mut m = dem_mac[j];
-            if pred[j] {
-                if self.ct_spec {
-                    d = d.min(t_data.max(ct_done[j]) + self.cmp);
-                }
-                if self.mac_spec {
-                    m = m.min(t_data.max(mac_done[j]) + self.cmp);
-                }
-            }
-            let r = if self.secure { d.max(m) } else { d };
-            sum += r.max(ready);
-            sum_free += r;
-        }
-        (t_data, sum / n as f64, (sum - sum_free) / n as f64)
     }
-
 
     /// A dirty line written back at `t`: returns when it has crossed the bus.
     #[inline(always)]
@@ -651,23 +682,12 @@ impl Sim {
             self.warm(rec);
             return;
         }
-        #[cfg(target_arch = "x86_64")]
-        if self.x86_v3 {
-            // SAFETY: `x86_v3` is set only where the CPU has every feature `step_x86_v3` enables.
-            return unsafe { self.step_x86_v3(rec) };
-        }
-        self.step_with(rec)
+        self.timed_step(rec)
     }
 
-    /// [`Self::step`] compiled with POPCNT, BMI1/2, LZCNT and AVX2: the baseline x86-64 target
-    /// has no population count or trailing-zero count instructions, and the fill path counts
-    /// and scans bitmaps many times per record (a bit-trick POPCNT is a dozen instructions).
-    /// Everything `step_with` inlines is compiled again with these features; floating-point
-    /// results are the same (no fused multiply-add: Rust never contracts).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt,avx,avx2")]
-    unsafe fn step_x86_v3(&mut self, rec: &Record) {
-        self.step_with(rec)
+    on_x86_v3! {
+        /// A timed record ([`Self::step_with`]), on x86-64-v3 where the CPU has it.
+        fn timed_step(rec: &Record) => step_with
     }
 
     #[inline(always)]

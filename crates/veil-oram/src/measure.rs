@@ -8,7 +8,7 @@ use crate::error::{OramError, Result};
 use crate::pathoram::{self, PathOram};
 use crate::plain::PlainStore;
 use crate::proram::{self, ProOram, ProOramConfig};
-use crate::storage::{FileStorage, MemoryStorage, Storage};
+use crate::storage::{AccessLog, FileStorage, MemoryStorage, Storage};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -177,16 +177,32 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         return Err(OramError::Config(format!("block_size {} above 64 MiB", cfg.block_size)));
     }
     let threads = if cfg.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { cfg.threads };
-    let seed = cfg.seed;
-    let fill = move |i: u64, b: &mut [u8]| synthetic_block(seed, i, b);
     let t0 = Instant::now();
     let geom = proram::Geometry::with_epoch_len(cfg.n_blocks, cfg.epoch_len)?;
-    let mut rng = StdRng::seed_from_u64(seed ^ 0x5EED);
-    let (mut engine, storage) = match cfg.engine.as_str() {
+    let mut rng = StdRng::seed_from_u64(cfg.seed ^ 0x5EED);
+    let (mut engine, storage) = build(cfg, &geom, threads, &mut rng)?;
+    let setup_s = t0.elapsed().as_secs_f64();
+    let accesses = if cfg.accesses == 0 { (4 * geom.epoch_len).max(64) } else { cfg.accesses };
+    let mut client = Client::new(cfg, &mut rng);
+    let (before, caught_up) = warm_up(cfg, &mut engine, &mut client, &mut rng, storage.log())?;
+    // session nonces of the timed requests: after every request before them
+    let timed = timed(cfg, &mut engine, &mut client, &mut rng, accesses, cfg.warmup + caught_up)?;
+    if let Engine::Pro(e) = &engine {
+        e.wait_shuffle();
+    }
+    let after = Counters::read(&engine, storage.log());
+    Ok(results(cfg, &engine, threads, setup_s, accesses, caught_up, &before, &after, timed))
+}
+
+/// The engine under test on its storage, filled with the synthetic contents of `cfg.seed`.
+fn build(cfg: &RunConfig, geom: &proram::Geometry, threads: usize, rng: &mut StdRng) -> Result<(Engine, Arc<dyn Storage>)> {
+    let seed = cfg.seed;
+    let fill = move |i: u64, b: &mut [u8]| synthetic_block(seed, i, b);
+    Ok(match cfg.engine.as_str() {
         "proram" => {
-            let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots_for(&geom, cfg.run_ahead)?)?;
+            let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots_for(geom, cfg.run_ahead)?)?;
             let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin, shuffle_idle: cfg.shuffle_idle, epoch_len: cfg.epoch_len };
-            let master = BlockKey::random(&mut rng);
+            let master = BlockKey::random(rng);
             (Engine::Pro(ProOram::create(st.clone(), master, cfg.n_blocks, pc, &fill)?), st)
         }
         "pathoram" => {
@@ -195,93 +211,147 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         }
         "plain" => {
             let st = make_storage(cfg, cfg.block_size + TAG_LEN, &[cfg.n_blocks])?;
-            let key = BlockKey::random(&mut rng);
+            let key = BlockKey::random(rng);
             (Engine::Plain(PlainStore::create(st.clone(), cfg.n_blocks, cfg.block_size, key, &fill)?), st)
         }
         e => return Err(OramError::Config(format!("unknown engine '{e}' (proram, pathoram, plain)"))),
-    };
-    let setup_s = t0.elapsed().as_secs_f64();
-    let accesses = if cfg.accesses == 0 { (4 * geom.epoch_len).max(64) } else { cfg.accesses };
-    let n = cfg.n_blocks;
-    let mut next_id = {
-        let pattern = cfg.pattern.clone();
-        let mut k = 0u64;
-        move |rng: &mut StdRng| -> Result<u64> {
-            k += 1;
-            match pattern.as_str() {
-                "uniform" => Ok(rng.gen_range(0..n)),
-                "repeat" => Ok(0),
-                "sequential" => Ok((k - 1) % n),
-                p => Err(OramError::Config(format!("unknown pattern '{p}' (uniform, repeat, sequential)"))),
-            }
+    })
+}
+
+/// The client: which block it asks for next, and its reply buffer, re-sealed under its session
+/// key as the service does.
+struct Client {
+    session: BlockKey,
+    reply: Vec<u8>,
+    pattern: String,
+    n: u64,
+    asked: u64,
+}
+
+impl Client {
+    fn new(cfg: &RunConfig, rng: &mut StdRng) -> Client {
+        let session = BlockKey::random(rng);
+        Client { session, reply: vec![0u8; cfg.block_size + TAG_LEN], pattern: cfg.pattern.clone(), n: cfg.n_blocks, asked: 0 }
+    }
+
+    fn next_id(&mut self, rng: &mut StdRng) -> Result<u64> {
+        self.asked += 1;
+        match self.pattern.as_str() {
+            "uniform" => Ok(rng.gen_range(0..self.n)),
+            "repeat" => Ok(0),
+            "sequential" => Ok((self.asked - 1) % self.n),
+            p => Err(OramError::Config(format!("unknown pattern '{p}' (uniform, repeat, sequential)"))),
         }
-    };
-    // The reply is re-sealed under the client's session key, as the service does.
-    let session = BlockKey::random(&mut rng);
-    let mut reply = vec![0u8; cfg.block_size + TAG_LEN];
-    let mut errors = 0u64;
-    let serve = |engine: &mut Engine, id: u64, k: u64, reply: &mut Vec<u8>| -> Result<()> {
+    }
+
+    /// Request `id` as the `k`-th request (its session nonce); the sealed reply in `self.reply`.
+    fn serve(&mut self, engine: &mut Engine, id: u64, k: u64) -> Result<()> {
         let data = match engine {
             Engine::Pro(e) => e.read(id),
             Engine::Path(e) => e.read(id),
             Engine::Plain(e) => e.read(id),
         }?;
-        reply[..data.len()].copy_from_slice(&data);
-        session.seal_slot(slot_nonce(k, 7), reply);
+        self.reply[..data.len()].copy_from_slice(&data);
+        self.session.seal_slot(slot_nonce(k, 7), &mut self.reply);
         Ok(())
-    };
-    let mut served = Vec::new();
+    }
+}
+
+/// The byte, crypto and I/O counters and the shuffles done: read before and after the timed
+/// requests, at shuffle boundaries.
+#[derive(Default)]
+struct Counters {
+    bytes_read: u64,
+    bytes_written: u64,
+    crypto_ns: u64,
+    io_ns: u64,
+    shuffles: proram::ShuffleTimes,
+}
+
+impl Counters {
+    fn read(engine: &Engine, log: &AccessLog) -> Counters {
+        Counters {
+            bytes_read: log.bytes_read.load(Ordering::Relaxed),
+            bytes_written: log.bytes_written.load(Ordering::Relaxed),
+            crypto_ns: CRYPTO_NS.load(Ordering::Relaxed),
+            io_ns: log.io_ns.load(Ordering::Relaxed),
+            shuffles: match engine {
+                Engine::Pro(e) => e.shuffle_times(),
+                _ => Default::default(),
+            },
+        }
+    }
+}
+
+/// The untimed requests before the window, then the counters at a shuffle boundary and the
+/// requests answered while the request clock caught up.
+fn warm_up(cfg: &RunConfig, engine: &mut Engine, client: &mut Client, rng: &mut StdRng, log: &AccessLog) -> Result<(Counters, u64)> {
     for k in 0..cfg.warmup {
         check_interrupt()?;
-        let id = next_id(&mut rng)?;
-        serve(&mut engine, id, k, &mut reply)?;
+        let id = client.next_id(rng)?;
+        client.serve(engine, id, k)?;
     }
     // Counts start and end at shuffle boundaries: the shuffle runs up to an epoch ahead, so a
     // window of requests would otherwise hold part of one more shuffle or one less.
-    if let Engine::Pro(e) = &engine {
+    if let Engine::Pro(e) = &*engine {
         e.wait_shuffle();
     }
-    let log = storage.log();
-    let (b0r, b0w) = (log.bytes_read.load(Ordering::Relaxed), log.bytes_written.load(Ordering::Relaxed));
-    let (c0, io0) = (CRYPTO_NS.load(Ordering::Relaxed), log.io_ns.load(Ordering::Relaxed));
-    let shuffles0 = match &engine {
-        Engine::Pro(e) => e.shuffle_times(),
-        _ => Default::default(),
-    };
+    let before = Counters::read(engine, log);
     // The clock ran on while the shuffle was waited for: the requests now due would be answered
     // at once, for work done before the window. They count in the bytes (which need whole
     // shuffles) but not in the timed window, which starts once the clock has caught up.
     let mut caught_up = 0u64;
-    let catch_up_limit = match &engine {
+    let catch_up_limit = match &*engine {
         Engine::Pro(e) => 4 * e.geometry().epoch_len,
         _ => 0,
     };
-    while caught_up < catch_up_limit && matches!(&engine, Engine::Pro(e) if e.clock_behind()) {
+    while caught_up < catch_up_limit && matches!(&*engine, Engine::Pro(e) if e.clock_behind()) {
         check_interrupt()?;
-        let id = next_id(&mut rng)?;
-        serve(&mut engine, id, cfg.warmup + caught_up, &mut reply)?;
+        let id = client.next_id(rng)?;
+        client.serve(engine, id, cfg.warmup + caught_up)?;
         caught_up += 1;
     }
-    // session nonces of the timed requests: after every request before them
-    let k0 = cfg.warmup + caught_up;
-    let cpu0 = process_cpu_s();
-    let mut lat = Vec::with_capacity(accesses as usize);
-    let clock = |engine: &Engine| match engine {
+    Ok((before, caught_up))
+}
+
+/// What the timed requests measured.
+struct Timed {
+    /// Server time of each request, ms.
+    lat: Vec<f64>,
+    windows: Vec<f64>,
+    wall_s: f64,
+    client_s: f64,
+    cpu_s: f64,
+    errors: u64,
+    period_min: f64,
+    period_max: f64,
+    late_handovers: u64,
+}
+
+/// PRO-ORAM's request clock: its period (ms) and the late hand-overs so far.
+fn clock(engine: &Engine) -> (f64, u64) {
+    match engine {
         Engine::Pro(e) => {
             let s = e.stats();
             (s.period_ms, s.late_handovers)
         }
         _ => (0.0, 0),
-    };
-    let (period0, late0) = clock(&engine);
+    }
+}
+
+/// `accesses` timed requests, the first with session nonce `k0`.
+fn timed(cfg: &RunConfig, engine: &mut Engine, client: &mut Client, rng: &mut StdRng, accesses: u64, k0: u64) -> Result<Timed> {
+    let cpu0 = process_cpu_s();
+    let mut lat = Vec::with_capacity(accesses as usize);
+    let (period0, late0) = clock(engine);
     let (mut period_min, mut period_max) = (period0, period0);
-    let mut client_s = 0.0;
+    let (mut client_s, mut errors) = (0.0, 0u64);
     // Server time per request in consecutive windows (PRO-ORAM: one epoch each, else 8
     // requests): repeats of the measurement inside one run, for a spread without another run.
     // The windows and the whole loop are read off the same clock marks, one at the end of each
     // iteration, so the windows tile the loop: time between a request's reply and the next
     // request (the client's check, a preemption there) counts in a window as it does in the loop.
-    let window = match &engine {
+    let window = match &*engine {
         Engine::Pro(e) => e.geometry().epoch_len.max(1),
         _ => 8,
     };
@@ -290,26 +360,25 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let (mut window_t0, mut end) = (wall, wall);
     for k in 0..accesses {
         check_interrupt()?;
-        let id = next_id(&mut rng)?;
+        let id = client.next_id(rng)?;
         let t = Instant::now();
-        match serve(&mut engine, id, k0 + k, &mut reply) {
+        match client.serve(engine, id, k0 + k) {
             Ok(()) => {}
             Err(OramError::Tamper { .. }) => errors += 1,
             Err(e) => return Err(e),
         }
         lat.push(t.elapsed().as_secs_f64() * 1e3);
-        let (period, _) = clock(&engine);
+        let (period, _) = clock(engine);
         (period_min, period_max) = (period_min.min(period), period_max.max(period));
         if cfg.verify {
             // the client's work: open the session-sealed reply
             let tc = Instant::now();
-            let mut r = reply.clone();
-            session.open_slot(slot_nonce(k0 + k, 7), &mut r, 0, 0)?;
+            let mut r = client.reply.clone();
+            client.session.open_slot(slot_nonce(k0 + k, 7), &mut r, 0, 0)?;
             client_s += tc.elapsed().as_secs_f64();
-            if !check_block(seed, id, &r[..cfg.block_size]) {
+            if !check_block(cfg.seed, id, &r[..cfg.block_size]) {
                 errors += 1;
             }
-            served.push(id);
         }
         end = Instant::now();
         if (k + 1) % window == 0 {
@@ -318,27 +387,40 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         }
     }
     let wall_s = (end - wall).as_secs_f64();
+    let late_handovers = clock(engine).1 - late0;
+    let cpu_s = process_cpu_s() - cpu0;
+    Ok(Timed { lat, windows, wall_s, client_s, cpu_s, errors, period_min, period_max, late_handovers })
+}
+
+/// The run's numbers from the timed requests and the counters around them.
+#[allow(clippy::too_many_arguments)]
+fn results(
+    cfg: &RunConfig,
+    engine: &Engine,
+    threads: usize,
+    setup_s: f64,
+    accesses: u64,
+    caught_up: u64,
+    before: &Counters,
+    after: &Counters,
+    timed: Timed,
+) -> RunResult {
     // every request inside the byte and crypto counts, the catching-up ones included
     let counted = accesses + caught_up;
-    let late_handovers = clock(&engine).1 - late0;
-    let cpu_s = process_cpu_s() - cpu0;
-    if let Engine::Pro(e) = &engine {
-        e.wait_shuffle();
-    }
-    let bytes = (log.bytes_read.load(Ordering::Relaxed) - b0r) + (log.bytes_written.load(Ordering::Relaxed) - b0w);
-    let crypto = (CRYPTO_NS.load(Ordering::Relaxed) - c0) as f64 / 1e6;
-    let io = (log.io_ns.load(Ordering::Relaxed) - io0) as f64 / 1e6;
-    let (shuffle_ms, epoch_len, epochs) = match &engine {
+    let bytes = (after.bytes_read - before.bytes_read) + (after.bytes_written - before.bytes_written);
+    let crypto = (after.crypto_ns - before.crypto_ns) as f64 / 1e6;
+    let io = (after.io_ns - before.io_ns) as f64 / 1e6;
+    let (shuffle_ms, epoch_len, epochs) = match engine {
         Engine::Pro(e) => {
-            let s = e.shuffle_times();
-            let done = s.completed - shuffles0.completed;
-            let per = if done == 0 { 0.0 } else { (s.total_secs - shuffles0.total_secs) / done as f64 };
+            let s = &after.shuffles;
+            let done = s.completed - before.shuffles.completed;
+            let per = if done == 0 { 0.0 } else { (s.total_secs - before.shuffles.total_secs) / done as f64 };
             let g = e.geometry();
             (per * 1e3 / g.epoch_len as f64, g.epoch_len, done)
         }
         _ => (0.0, 0, 0),
     };
-    let (cache, private_block_bytes, position_map_bytes) = match &engine {
+    let (cache, private_block_bytes, position_map_bytes) = match engine {
         Engine::Pro(e) => {
             let s = e.stats();
             (s.peak_cached_blocks, s.private_block_bytes, s.position_map_bytes)
@@ -353,16 +435,16 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     } else {
         bytes as f64 / counted as f64
     };
-    let mut sorted = lat.clone();
+    let mut sorted = timed.lat;
     sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let q = |p: f64| sorted[((p * (sorted.len() - 1) as f64).round() as usize).min(sorted.len() - 1)];
-    let server_ms = wall_s * 1e3 / accesses as f64;
-    let client_ms = if cfg.verify { client_s * 1e3 / accesses as f64 } else { 0.0 };
+    let server_ms = timed.wall_s * 1e3 / accesses as f64;
+    let client_ms = if cfg.verify { timed.client_s * 1e3 / accesses as f64 } else { 0.0 };
     let network_ms = if cfg.link_mbps > 0.0 { (cfg.block_size + TAG_LEN) as f64 * 8.0 / (cfg.link_mbps * 1e6) * 1e3 } else { 0.0 };
     let (p50, p99) = (q(0.5), q(0.99));
-    Ok(RunResult {
+    RunResult {
         engine: cfg.engine.clone(),
-        n_blocks: n,
+        n_blocks: cfg.n_blocks,
         block_size: cfg.block_size,
         accesses,
         setup_s,
@@ -371,7 +453,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         server_p99_ms: p99,
         server_max_ms: *sorted.last().unwrap(),
         p99_over_p50: p99 / p50,
-        server_ms_windows: windows,
+        server_ms_windows: timed.windows,
         client_ms,
         network_ms,
         total_ms: server_ms + client_ms + network_ms,
@@ -380,20 +462,20 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         shuffle_ms_per_access: shuffle_ms,
         crypto_core_ms: crypto / counted as f64,
         storage_core_ms: io / counted as f64,
-        cpu_ms_per_access: cpu_s * 1e3 / accesses as f64,
+        cpu_ms_per_access: timed.cpu_s * 1e3 / accesses as f64,
         private_cache_blocks: cache,
         private_block_bytes,
         position_map_bytes,
-        period_min_ms: period_min,
-        period_max_ms: period_max,
-        late_handovers,
+        period_min_ms: timed.period_min,
+        period_max_ms: timed.period_max,
+        late_handovers: timed.late_handovers,
         caught_up,
         pace_margin: cfg.pace_margin,
         epoch_len,
         epochs,
         threads,
-        errors,
-    })
+        errors: timed.errors,
+    }
 }
 
 /// User + system CPU seconds of this process so far (Linux: /proc/self/stat; else 0).

@@ -58,30 +58,27 @@ fn hardware_aes() -> bool {
     vc::hardware_aes()
 }
 
-/// AES-128/192/256 encryption of one 16-byte block.
-#[pyfunction]
-fn aes_encrypt_block<'py>(
-    py: Python<'py>,
-    key: &[u8],
-    block: &[u8],
-) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(
-        py,
-        &vc::aes_encrypt_block(key, block).map_err(err)?,
-    ))
+/// One-block ciphers: `NAME(key, block) -> bytes` over `veil_crypto::NAME`, one definition for all
+/// four (the doc comment of each is its Python docstring).
+macro_rules! block_ciphers {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[pyfunction]
+        fn $name<'py>(py: Python<'py>, key: &[u8], block: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+            Ok(PyBytes::new(py, &vc::$name(key, block).map_err(err)?))
+        }
+    )*};
 }
 
-/// AES-128/192/256 decryption of one 16-byte block.
-#[pyfunction]
-fn aes_decrypt_block<'py>(
-    py: Python<'py>,
-    key: &[u8],
-    block: &[u8],
-) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(
-        py,
-        &vc::aes_decrypt_block(key, block).map_err(err)?,
-    ))
+block_ciphers! {
+    /// AES-128/192/256 encryption of one 16-byte block.
+    aes_encrypt_block;
+    /// AES-128/192/256 decryption of one 16-byte block.
+    aes_decrypt_block;
+    /// 3-key Triple-DES (EDE) encryption of one 8-byte block; key = K1 ‖ K2 ‖ K3 (24 bytes).
+    tdes_encrypt_block;
+    /// 3-key Triple-DES (EDE) decryption of one 8-byte block.
+    tdes_decrypt_block;
 }
 
 /// The `length`-byte AES-CTR pad for counter block nonce (8 bytes) ‖ counter (u64 BE).
@@ -93,9 +90,7 @@ fn ctr_pad<'py>(
     counter: i128,
     length: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let counter = u64_arg("counter", counter)?;
-    let ctr = vc::AesCtr::new(key).map_err(err)?;
-    bytes_from(py, &[], length, |out| ctr.xor(nonce, counter, out))
+    ctr(py, key, nonce, counter, &[], length)
 }
 
 /// `data` XOR the AES-CTR pad of (key, nonce, counter): encrypts and decrypts.
@@ -107,9 +102,15 @@ fn ctr_xor<'py>(
     counter: i128,
     data: &[u8],
 ) -> PyResult<Bound<'py, PyBytes>> {
+    ctr(py, key, nonce, counter, data, 0)
+}
+
+/// `src` and `tail` zero bytes XOR the AES-CTR pad of (key, nonce, counter): a pad alone is
+/// the XOR of zeros.
+fn ctr<'py>(py: Python<'py>, key: &[u8], nonce: &[u8], counter: i128, src: &[u8], tail: usize) -> PyResult<Bound<'py, PyBytes>> {
     let counter = u64_arg("counter", counter)?;
     let ctr = vc::AesCtr::new(key).map_err(err)?;
-    bytes_from(py, data, 0, |out| ctr.xor(nonce, counter, out))
+    bytes_from(py, src, tail, |out| ctr.xor(nonce, counter, out))
 }
 
 /// AES-GCM encryption (16/32-byte key, 12-byte nonce): returns ciphertext ‖ 16-byte tag.
@@ -195,12 +196,7 @@ fn line_encrypt<'py>(
     line: &[u8],
     version: i128,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (a, v) = (u64_arg("address", address)?, u64_arg("version", version)?);
-    let mut out = line.to_vec();
-    vc::LineCipher::new(xts_key)
-        .and_then(|c| c.encrypt_line(a, v, &mut out))
-        .map_err(err)?;
-    Ok(PyBytes::new(py, &out))
+    line_op(py, xts_key, address, line, version, vc::LineCipher::encrypt_line)
 }
 
 /// Inverse of `line_encrypt` (no authentication: check `line_verify` first).
@@ -213,11 +209,21 @@ fn line_decrypt<'py>(
     line: &[u8],
     version: i128,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    line_op(py, xts_key, address, line, version, vc::LineCipher::decrypt_line)
+}
+
+/// A copy of `line` put through `op` (XTS encryption or decryption) under `xts_key`.
+fn line_op<'py>(
+    py: Python<'py>,
+    xts_key: &[u8],
+    address: i128,
+    line: &[u8],
+    version: i128,
+    op: fn(&vc::LineCipher, u64, u64, &mut [u8]) -> vc::Result<()>,
+) -> PyResult<Bound<'py, PyBytes>> {
     let (a, v) = (u64_arg("address", address)?, u64_arg("version", version)?);
     let mut out = line.to_vec();
-    vc::LineCipher::new(xts_key)
-        .and_then(|c| c.decrypt_line(a, v, &mut out))
-        .map_err(err)?;
+    vc::LineCipher::new(xts_key).and_then(|c| op(&c, a, v, &mut out)).map_err(err)?;
     Ok(PyBytes::new(py, &out))
 }
 
@@ -260,32 +266,6 @@ fn line_verify(
     vc::LineMac::new(mac_key)
         .and_then(|m| m.verify_line(a, v, ciphertext, chunk, &tags))
         .map_err(err)
-}
-
-/// 3-key Triple-DES (EDE) encryption of one 8-byte block; key = K1 ‖ K2 ‖ K3 (24 bytes).
-#[pyfunction]
-fn tdes_encrypt_block<'py>(
-    py: Python<'py>,
-    key: &[u8],
-    block: &[u8],
-) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(
-        py,
-        &vc::tdes_encrypt_block(key, block).map_err(err)?,
-    ))
-}
-
-/// 3-key Triple-DES (EDE) decryption of one 8-byte block.
-#[pyfunction]
-fn tdes_decrypt_block<'py>(
-    py: Python<'py>,
-    key: &[u8],
-    block: &[u8],
-) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(
-        py,
-        &vc::tdes_decrypt_block(key, block).map_err(err)?,
-    ))
 }
 
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {

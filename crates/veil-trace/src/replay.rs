@@ -148,135 +148,19 @@ pub fn replay<R: Read>(
     let _guard = Spool(dir.clone());
 
     // 1. Split by thread (the host's order), keeping each line as the stream first showed it.
-    let spool_opts = WriterOptions { block_records: 1 << 14, zstd_level: Some(1) };
-    let mut spools: Vec<Option<TraceWriter>> = Vec::new();
-    let mut memory: HashMap<u64, [u8; MAX_LINE]> = HashMap::new();
-    let mut rec = Record::default();
-    while input.next_into(&mut rec)? {
-        let t = rec.thread as usize;
-        if t >= spools.len() {
-            spools.resize_with(t + 1, || None);
-        }
-        if spools[t].is_none() {
-            spools[t] = Some(TraceWriter::create_with(spool_path(&dir, rec.thread), &header, spool_opts)?);
-        }
-        memory.entry(rec.addr).or_insert(rec.data);
-        if rec.kind != Kind::Writeback {
-            rec.data = [0; MAX_LINE]; // the replay's memory supplies fill data
-        }
-        spools[t].as_mut().unwrap().write(&rec)?;
-    }
+    let (spooled, mut memory) = split_by_thread(&mut input, &dir, &header)?;
     let tool_summary = input.summary().cloned().unwrap_or_default();
-    for w in spools.iter_mut().filter_map(Option::take) {
-        w.finish()?;
-    }
     let mut stats = tool_summary.stats.clone();
-    // Granules written by atomics or inside synchronisation calls: zero in the replay's memory
-    // (their bytes in a first-touch snapshot depend on the host's order).
-    let volatile = stats.as_object_mut().and_then(|o| o.remove("volatile"));
-    let volatile: Vec<Value> = volatile.and_then(|v| v.as_array().cloned()).unwrap_or_default();
-    let g = (line_size / 32).max(1);
-    for pair in &volatile {
-        let (Some(addr), Some(mask)) = (pair.get(0).and_then(Value::as_u64), pair.get(1).and_then(Value::as_u64))
-        else {
-            return Err(TraceError::Invalid(format!("summary: volatile entry {pair} is not [address, mask]")));
-        };
-        if let Some(line) = memory.get_mut(&addr) {
-            for i in (0..32.min(line_size / g)).filter(|i| mask >> i & 1 == 1) {
-                line[i * g..(i + 1) * g].fill(0);
-            }
-        }
-    }
+    let volatile = zero_volatile(&mut stats, &mut memory, line_size)?;
     let tool_threads: Vec<Value> = stats.get("threads").and_then(Value::as_array).cloned().unwrap_or_default();
-    let n = spools.len().max(tool_threads.len());
+    let n = spooled.max(tool_threads.len());
     let mut th = vec![ThreadState::default(); n];
     for (i, s) in tool_threads.iter().enumerate() {
         th[i].start = s.get("start").and_then(Value::as_u64).unwrap_or(0);
     }
 
     // 2. Replay in quanta of the threads' clocks, thread order within a quantum.
-    let mut readers: Vec<Option<TraceReader>> = (0..spools.len())
-        .map(|t| {
-            let p = spool_path(&dir, t as u32);
-            if p.exists() {
-                TraceReader::open(p).map(Some)
-            } else {
-                Ok(None)
-            }
-        })
-        .collect::<Result<_, _>>()?;
-    let mut next: Vec<Record> = vec![Record::default(); readers.len()];
-    let mut heap = BinaryHeap::new();
-    for t in 0..readers.len() {
-        if let Some(r) = readers[t].as_mut() {
-            if r.next_into(&mut next[t])? {
-                heap.push(Reverse(((th[t].start + th[t].clock + next[t].insts) / quantum, t)));
-            }
-        }
-    }
-    let mut llc = Llc::new(&header);
-    header.extra.insert("stream".into(), json!("llc"));
-    header.extra.insert(
-        "replay".into(),
-        json!({"version": REPLAY_VERSION, "quantum": quantum,
-               "order": "thread clocks (creator's clock at creation + own instructions) in quanta, thread order within a quantum"}),
-    );
-    let mut w = TraceWriter::create(out, &header)?;
-    w.set_codec(codec)?;
-    let line_bytes = line_size as u64;
-    while let Some(Reverse((q, t))) = heap.pop() {
-        loop {
-            let ev = &next[t];
-            let s = &mut th[t];
-            s.clock += ev.insts;
-            s.pending_insts += ev.insts;
-            let line = ev.addr / line_bytes;
-            match ev.kind {
-                Kind::Writeback => {
-                    let mem = memory.entry(ev.addr).or_insert(ev.data);
-                    let g = (line_size / 32).max(1);
-                    for i in 0..32.min(line_size / g) {
-                        if ev.llc_hits >> i & 1 == 1 {
-                            mem[i * g..(i + 1) * g].copy_from_slice(&ev.data[i * g..(i + 1) * g]);
-                        }
-                    }
-                    if !llc.mark_dirty(line) {
-                        s.to_memory += 1;
-                        s.writebacks += 1;
-                        emit(&mut w, t, Kind::Writeback, ev.addr, s, &memory)?;
-                    }
-                }
-                kind => {
-                    let mut victim = None;
-                    if llc.reference(line, &mut victim) {
-                        s.llc_hits += 1;
-                        s.pending_hits += 1;
-                    } else {
-                        match (kind, ev.llc_hits) {
-                            (Kind::StoreFill, _) => s.store_fills += 1,
-                            (_, 1) => s.ifetch_fills += 1,
-                            _ => s.load_fills += 1,
-                        }
-                        let addr = ev.addr;
-                        emit(&mut w, t, kind, addr, s, &memory)?;
-                        if let Some(v) = victim {
-                            s.writebacks += 1;
-                            emit(&mut w, t, Kind::Writeback, v * line_bytes, s, &memory)?;
-                        }
-                    }
-                }
-            }
-            let r = readers[t].as_mut().unwrap();
-            if !r.next_into(&mut next[t])? {
-                break;
-            }
-            let nq = (th[t].start + th[t].clock + next[t].insts) / quantum;
-            if nq != q {
-                heap.push(Reverse((nq, t)));
-                break;
-            }
-        }
-    }
+    let w = interleave(&dir, spooled, &mut th, &mut header, &mut memory, quantum, out, codec)?;
 
     // 3. The summary: the tool's per-thread counts with the LLC's filled in.
     let merged: Vec<Value> = (0..n)
@@ -309,6 +193,162 @@ pub fn replay<R: Read>(
         stats = json!({"threads": merged, "replay": {"version": REPLAY_VERSION, "quantum": quantum}});
     }
     w.finish_with(stats)
+}
+
+/// Phase 1: each thread's records to its spool file in `dir` (fill data zeroed: the replay's
+/// memory supplies it); returns the number of thread slots and each line's first contents.
+fn split_by_thread<R: Read>(
+    input: &mut TraceReader<R>,
+    dir: &Path,
+    header: &Header,
+) -> Result<(usize, HashMap<u64, [u8; MAX_LINE]>), TraceError> {
+    let spool_opts = WriterOptions { block_records: 1 << 14, zstd_level: Some(1) };
+    let mut spools: Vec<Option<TraceWriter>> = Vec::new();
+    let mut memory: HashMap<u64, [u8; MAX_LINE]> = HashMap::new();
+    let mut rec = Record::default();
+    while input.next_into(&mut rec)? {
+        let t = rec.thread as usize;
+        if t >= spools.len() {
+            spools.resize_with(t + 1, || None);
+        }
+        if spools[t].is_none() {
+            spools[t] = Some(TraceWriter::create_with(spool_path(dir, rec.thread), header, spool_opts)?);
+        }
+        memory.entry(rec.addr).or_insert(rec.data);
+        if rec.kind != Kind::Writeback {
+            rec.data = [0; MAX_LINE]; // the replay's memory supplies fill data
+        }
+        spools[t].as_mut().unwrap().write(&rec)?;
+    }
+    for w in spools.iter_mut().filter_map(Option::take) {
+        w.finish()?;
+    }
+    Ok((spools.len(), memory))
+}
+
+/// Granules written by atomics or inside synchronisation calls: zero in the replay's memory
+/// (their bytes in a first-touch snapshot depend on the host's order). Takes the tool's
+/// `volatile` list out of `stats` and returns it.
+fn zero_volatile(
+    stats: &mut Value,
+    memory: &mut HashMap<u64, [u8; MAX_LINE]>,
+    line_size: usize,
+) -> Result<Vec<Value>, TraceError> {
+    let volatile = stats.as_object_mut().and_then(|o| o.remove("volatile"));
+    let volatile: Vec<Value> = volatile.and_then(|v| v.as_array().cloned()).unwrap_or_default();
+    let g = (line_size / 32).max(1);
+    for pair in &volatile {
+        let (Some(addr), Some(mask)) = (pair.get(0).and_then(Value::as_u64), pair.get(1).and_then(Value::as_u64))
+        else {
+            return Err(TraceError::Invalid(format!("summary: volatile entry {pair} is not [address, mask]")));
+        };
+        if let Some(line) = memory.get_mut(&addr) {
+            for i in (0..32.min(line_size / g)).filter(|i| mask >> i & 1 == 1) {
+                line[i * g..(i + 1) * g].fill(0);
+            }
+        }
+    }
+    Ok(volatile)
+}
+
+/// Phase 2: the spooled threads' records through the LLC in quanta of their clocks, thread order
+/// within a quantum; the LLC's fills and writebacks to `out` (the header marked as replayed).
+/// Returns the writer, for the summary.
+#[allow(clippy::too_many_arguments)]
+fn interleave(
+    dir: &Path,
+    spooled: usize,
+    th: &mut [ThreadState],
+    header: &mut Header,
+    memory: &mut HashMap<u64, [u8; MAX_LINE]>,
+    quantum: u64,
+    out: impl AsRef<Path>,
+    codec: Codec,
+) -> Result<TraceWriter, TraceError> {
+    let line_size = header.line_size as usize;
+    let mut readers: Vec<Option<TraceReader>> = (0..spooled)
+        .map(|t| {
+            let p = spool_path(dir, t as u32);
+            if p.exists() {
+                TraceReader::open(p).map(Some)
+            } else {
+                Ok(None)
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let mut next: Vec<Record> = vec![Record::default(); readers.len()];
+    let mut heap = BinaryHeap::new();
+    for t in 0..readers.len() {
+        if let Some(r) = readers[t].as_mut() {
+            if r.next_into(&mut next[t])? {
+                heap.push(Reverse(((th[t].start + th[t].clock + next[t].insts) / quantum, t)));
+            }
+        }
+    }
+    let mut llc = Llc::new(header);
+    header.extra.insert("stream".into(), json!("llc"));
+    header.extra.insert(
+        "replay".into(),
+        json!({"version": REPLAY_VERSION, "quantum": quantum,
+               "order": "thread clocks (creator's clock at creation + own instructions) in quanta, thread order within a quantum"}),
+    );
+    let mut w = TraceWriter::create(out, header)?;
+    w.set_codec(codec)?;
+    let line_bytes = line_size as u64;
+    while let Some(Reverse((q, t))) = heap.pop() {
+        loop {
+            let ev = &next[t];
+            let s = &mut th[t];
+            s.clock += ev.insts;
+            s.pending_insts += ev.insts;
+            let line = ev.addr / line_bytes;
+            match ev.kind {
+                Kind::Writeback => {
+                    let mem = memory.entry(ev.addr).or_insert(ev.data);
+                    let g = (line_size / 32).max(1);
+                    for i in 0..32.min(line_size / g) {
+                        if ev.llc_hits >> i & 1 == 1 {
+                            mem[i * g..(i + 1) * g].copy_from_slice(&ev.data[i * g..(i + 1) * g]);
+                        }
+                    }
+                    if !llc.mark_dirty(line) {
+                        s.to_memory += 1;
+                        s.writebacks += 1;
+                        emit(&mut w, t, Kind::Writeback, ev.addr, s, memory)?;
+                    }
+                }
+                kind => {
+                    let mut victim = None;
+                    if llc.reference(line, &mut victim) {
+                        s.llc_hits += 1;
+                        s.pending_hits += 1;
+                    } else {
+                        match (kind, ev.llc_hits) {
+                            (Kind::StoreFill, _) => s.store_fills += 1,
+                            (_, 1) => s.ifetch_fills += 1,
+                            _ => s.load_fills += 1,
+                        }
+                        let addr = ev.addr;
+                        emit(&mut w, t, kind, addr, s, memory)?;
+                        if let Some(v) = victim {
+                            s.writebacks += 1;
+                            emit(&mut w, t, Kind::Writeback, v * line_bytes, s, memory)?;
+                        }
+                    }
+                }
+            }
+            let r = readers[t].as_mut().unwrap();
+            if !r.next_into(&mut next[t])? {
+                break;
+            }
+            let nq = (th[t].start + th[t].clock + next[t].insts) / quantum;
+            if nq != q {
+                heap.push(Reverse((nq, t)));
+                break;
+            }
+        }
+    }
+    Ok(w)
 }
 
 fn emit<W: Write>(

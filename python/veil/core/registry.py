@@ -20,9 +20,13 @@ from typing import TYPE_CHECKING, Any, Callable
 from veil.core.errors import ConfigError
 
 if TYPE_CHECKING:
+    # An experiment's config is a `veil.core.config.ExperimentConfig`, typed here by its pydantic
+    # base: the config module imports this registry, and the dependency goes one way only.
     from pydantic import BaseModel
 
-    from veil.core.config import ExperimentConfig
+# python/veil: where the system packages are found without importing `veil` itself (whose lazy
+# attributes import the API, which imports this registry).
+VEIL_DIR = Path(__file__).resolve().parents[1]
 
 FRAMEWORK_PACKAGES = {"core", "cli"}
 
@@ -60,7 +64,7 @@ WARNINGS_DOC = ("", "settings the run could not honour as asked, and caveats suc
 @dataclass(frozen=True)
 class Experiment:
     name: str
-    config: type[ExperimentConfig]
+    config: type[BaseModel]
     func: Callable[[Any], dict]
     doc: str
     system: str
@@ -187,7 +191,7 @@ def register_components(kind: str, docs: dict[str, str]) -> None:
         register_component(kind, name, doc, _depth=2)
 
 
-def register_experiment(name: str, config: type[ExperimentConfig], doc: str = "", exclusive: bool = False,
+def register_experiment(name: str, config: type[BaseModel], doc: str = "", exclusive: bool = False,
                         results: dict[str, tuple[str, str]] | None = None,
                         cost: Callable[[Any], tuple[float, str]] | None = None, headline: str | None = None):
     """Decorator: `func(cfg) -> dict` becomes experiment `name` configured by `config`.
@@ -248,9 +252,7 @@ def register_cli(system: str):
 
 def system_names() -> list[str]:
     """Every system package's name, found without importing any of them."""
-    import veil
-
-    return sorted(info.name for info in pkgutil.iter_modules(veil.__path__)
+    return sorted(info.name for info in pkgutil.iter_modules([str(VEIL_DIR)])
                   if info.ispkg and info.name not in FRAMEWORK_PACKAGES and not info.name.startswith("_"))
 
 
@@ -285,9 +287,7 @@ def load_reproducers() -> None:
 
 def benches_dir() -> Path | None:
     """The repository's `benches/` folder: beside `python/` for a source checkout, else the cwd's."""
-    import veil
-
-    for cand in (Path(veil.__file__).resolve().parents[2] / "benches", Path.cwd() / "benches"):
+    for cand in (VEIL_DIR.parent.parent / "benches", Path.cwd() / "benches"):
         if cand.is_dir():
             return cand
     return None

@@ -12,7 +12,7 @@ import math
 import re
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,42 +23,9 @@ from veil.core.report_html import write_pages
 from veil.core.robustness import is_headline, robustness_of
 from veil.core.rows import BASES, Row, host_name, machine_load, slug
 from veil.core.runner import run_experiment, veil_version
+from veil.core.section import SUMMARY_COLUMNS, FigureEntry, Section, summary_column
 from veil.core.store import ResultStore
 from veil.core.sweep import configs_for, connect, run_points
-
-@dataclass
-class FigureEntry:
-    name: str
-    caption: str
-    png: Path
-    svg: Path
-    rows: list[Row]
-    csv: Path | None = None
-
-
-@dataclass
-class Section:
-    system: str
-    title: str
-    blocks: list[tuple[str, Any]] = field(default_factory=list)  # ("text"|"figure"|"table"|..., payload)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    metric_rows: dict[str, Row] = field(default_factory=dict)
-    keys: set[str] = field(default_factory=set)
-    error: str | None = None
-    seconds: float = 0.0
-    computed: int = 0
-    cached: int = 0
-    load: tuple[list[float] | None, list[float] | None] = (None, None)
-
-    @property
-    def rows(self) -> list[Row]:
-        out: list[Row] = []
-        for kind, payload in self.blocks:
-            if kind == "figure":
-                out += payload.rows
-            elif kind == "table":
-                out += payload[1]
-        return out
 
 
 class ReproduceContext:
@@ -308,18 +275,6 @@ def references(sections: list[Section]) -> dict[str, dict[str, Any]]:
                             "shape": None, "verdict": "no reference", "basis": None, "basis_reason": None,
                             "origin": None, "provenance": [], "spread": None, "note": ""}
     return out
-
-
-SUMMARY_COLUMNS = ("calibrated", "within", "outside", "holds", "fails", "self-check", "no value", "no reference")
-
-
-def summary_column(row: Row) -> str:
-    """The one summary column a row counts in: a calibrated row that agrees apart (its agreement
-    shows nothing); a calibrated row that fails counts as failing (the summary marks it), the
-    others by verdict."""
-    if row.basis == "calibrated" and row.compared and not row.failing:
-        return "calibrated"
-    return row.outcome
 
 
 def summary(sections: list[Section]) -> list[dict[str, Any]]:

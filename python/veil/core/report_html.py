@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 from veil.core.rows import Row, _fmt, slug
 from veil.core.runner import veil_version
+from veil.core.section import SUMMARY_COLUMNS
 
 if TYPE_CHECKING:
-    from veil.core.report import Section
+    from veil.core.section import Section
 
 _VERDICT_CLASS = {"within": "ok", "holds": "ok", "outside": "bad", "fails": "bad", "no value": "bad",
                   "calibrated": "cal"}
@@ -65,8 +66,6 @@ def _meta(quick: bool) -> str:
 
 
 def _index(sections: list[Section], quick: bool, counts: list[dict], failing) -> str:
-    from veil.core.report import SUMMARY_COLUMNS
-
     parts = _head("Veil report", sections, "index")
     parts += ["<h1>Veil: reproduced results</h1>", _meta(quick)]
     head = "".join(f"<th>{c}</th>" for c in SUMMARY_COLUMNS)

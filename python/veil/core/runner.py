@@ -38,9 +38,9 @@ def veil_version() -> str:
     A stored point is reused only by the exact code that computed it, so editing a model
     during development never serves results of the old code.
     """
-    import veil
+    from veil._native import __version__  # not `import veil`: its lazy attributes import the API, which imports this
 
-    return f"{veil.__version__}+{source_fingerprint(Path(veil.__file__).parent)}"
+    return f"{__version__}+{source_fingerprint(Path(__file__).parent.parent)}"
 
 
 def compute(experiment: str, config: dict[str, Any]) -> tuple[dict[str, Any], float]:

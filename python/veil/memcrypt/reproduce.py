@@ -90,24 +90,39 @@ def reproduce(ctx) -> None:
     names = list(VARIANTS)
     by = {(w, names[i % len(names)]): r for w in workloads for i, r in
           enumerate(res[workloads.index(w) * len(names):(workloads.index(w) + 1) * len(names)])}
+    R = _Runs(workloads, by)
+    _intro(ctx, real, recs, warm)
+    for figure in (_fig5, _fig6, _fig7, _fig8, _fig9, _fig10, _inline_bitmaps):
+        figure(ctx, R)
+    _security(ctx, workloads)
+    _beyond(ctx, workloads, by, recs, warm)
 
-    def sp(w: str, key: str) -> float:
+
+class _Runs:
+    """Every variant's run per workload (`by[(workload, variant)]`) and the speedups read from them."""
+
+    def __init__(self, workloads: list[str], by: dict):
+        self.workloads, self.by = workloads, by
+        # "most workloads": at least three quarters of them
+        self.most = -(-3 * len(workloads) // 4)
+
+    def sp(self, w: str, key: str) -> float:
         s, b = SPEEDUPS[key]
-        return by[(w, s)]["ipc"] / by[(w, b)]["ipc"] - 1.0
+        return self.by[(w, s)]["ipc"] / self.by[(w, b)]["ipc"] - 1.0
 
-    def mean(key: str) -> float:
-        return statistics.fmean(sp(w, key) for w in workloads)
+    def mean(self, key: str) -> float:
+        return statistics.fmean(self.sp(w, key) for w in self.workloads)
 
-    def beats(hi: str, lo: str) -> int:
-        return sum(sp(w, hi) > sp(w, lo) for w in workloads)
+    def beats(self, hi: str, lo: str) -> int:
+        return sum(self.sp(w, hi) > self.sp(w, lo) for w in self.workloads)
 
-    def above(hi: str, lo: str) -> str:
+    def above(self, hi: str, lo: str) -> str:
         """How speedup `hi` compares with `lo` on the mean and per workload."""
-        return (f"means {mean(hi):+.3f} vs {mean(lo):+.3f}; higher on {beats(hi, lo)} of {len(workloads)} "
-                "workloads")
+        return (f"means {self.mean(hi):+.3f} vs {self.mean(lo):+.3f}; higher on {self.beats(hi, lo)} of "
+                f"{len(self.workloads)} workloads")
 
-    most = -(-3 * len(workloads) // 4)
 
+def _intro(ctx, real: bool, recs: int, warm: int) -> None:
     source_note = ("traced SPEC-like programs of the trace suite" if real else
                    "SYNTHETIC streams (the trace suite was not available): " +
                    "; ".join(f"{k}: {v[0]}" for k, v in SYNTHETIC.items()))
@@ -125,7 +140,10 @@ def reproduce(ctx) -> None:
              "lines fetched alongside the page walks of a data TLB. The MACs travel beside each line (the paper's "
              "§2.2), nonces stay on chip. docs/memcrypt.md gives every parameter and its source.")
 
-    # --- Fig. 5: predictability of fetched 64-bit chunks -------------------------------------
+
+def _fig5(ctx, R: _Runs) -> None:
+    """Fig. 5: predictability of fetched 64-bit chunks."""
+    by, workloads = R.by, R.workloads
     fig, ax = ctx.subplots(figsize=(9, 3.6))
     fv = {f"{n} values": [by[(w, v)]["fv_predictability"] for w in workloads]
           for n, v in [(8, "tdes_spec"), (16, "tdes_spec16"), (32, "tdes_spec32")]}
@@ -141,7 +159,10 @@ def reproduce(ctx) -> None:
                "Fig. 5: share of the 64-bit chunks fetched on L2 misses whose value is in the FVT (8, 16, 32 values), "
                "256 KB L2. Paper: over 40% for several programs, poor for some (164.gzip).", r5, data=d5)
 
-    # --- Fig. 6: re-ordering --------------------------------------------------------------------
+
+def _fig6(ctx, R: _Runs) -> None:
+    """Fig. 6: re-ordering."""
+    by, workloads = R.by, R.workloads
     nat = [by[(w, "aes_spec")]["paired_share_natural"] for w in workloads]
     reo = [by[(w, "aes_spec")]["paired_share_reordered"] for w in workloads]
     at_fetch = [by[(w, "aes_spec")]["paired_share_at_fetch"] for w in workloads]
@@ -176,7 +197,10 @@ def reproduce(ctx) -> None:
                "values, 256 KB): the stored bitmap loses a chunk whose partner is odd one out or whose FVT status "
                "changed since.", r6, data=d6)
 
-    # --- Fig. 7: direct encryption speedups ----------------------------------------------------
+
+def _fig7(ctx, R: _Runs) -> None:
+    """Fig. 7: direct encryption speedups."""
+    by, workloads, sp, mean, beats, above, most = R.by, R.workloads, R.sp, R.mean, R.beats, R.above, R.most
     fig, axes = ctx.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     d7 = {f"{k} 256 KB": v for k, v in _bars(axes[0], workloads, {"TDES": [sp(w, "tdes_direct_256k") for w in workloads],
                                                                   "AES": [sp(w, "aes_direct_256k") for w in workloads]},
@@ -228,7 +252,10 @@ def reproduce(ctx) -> None:
                "Fig. 7: IPC speedup of ciphertext + MAC speculation (8 frequent values) over the same encrypted machine "
                "without it, TDES and AES-256 direct encryption, secure policy, 1:5 clock ratio.", r7, data=d7)
 
-    # --- Fig. 8: counter mode ------------------------------------------------------------------
+
+def _fig8(ctx, R: _Runs) -> None:
+    """Fig. 8: counter mode."""
+    workloads, sp, mean = R.workloads, R.sp, R.mean
     fig, ax = ctx.subplots(figsize=(9, 3.6))
     d8 = _bars(ax, workloads, {"MAC spec., 256 KB": [sp(w, "mac_counter_256k") for w in workloads],
                           "MAC spec., 1 MB": [sp(w, "mac_counter_1m") for w in workloads],
@@ -249,7 +276,10 @@ def reproduce(ctx) -> None:
                "Fig. 8: counter mode (AES-CTR pads precomputed when the miss is sent): MAC speculation hides the MAC check; "
                "ciphertext speculation has nothing to hide once pads are precomputed.", r8, data=d8)
 
-    # --- Fig. 9: clock ratio -------------------------------------------------------------------
+
+def _fig9(ctx, R: _Runs) -> None:
+    """Fig. 9: clock ratio."""
+    workloads, sp, mean, above = R.workloads, R.sp, R.mean, R.above
     fig, axes = ctx.subplots(1, 2, figsize=(11, 3.8))
     d9 = {}
     for ax, cipher, prefix, title in ((axes[0], "aes", "", "AES (the paper's Fig. 9)"),
@@ -282,7 +312,10 @@ def reproduce(ctx) -> None:
     ctx.figure(fig, "fig9_clock_ratio", "Fig. 9: AES speedup at CPU:memory clock ratios 1:4, 1:5, 1:6 (left); "
                "beyond the paper, TDES, whose speculation needs no bitmaps (right).", r9, data=d9)
 
-    # --- Fig. 10: FVT size (TDES) --------------------------------------------------------------
+
+def _fig10(ctx, R: _Runs) -> None:
+    """Fig. 10: FVT size (TDES)."""
+    by, workloads, sp = R.by, R.workloads, R.sp
     fig, ax = ctx.subplots(figsize=(9, 3.6))
     d10 = _bars(ax, workloads, {f"{n} values": [by[(w, v)]["ipc"] / by[(w, "tdes_base")]["ipc"] for w in workloads]
                           for n, v in [(8, "tdes_spec"), (16, "tdes_spec16"), (32, "tdes_spec32")]},
@@ -299,6 +332,10 @@ def reproduce(ctx) -> None:
     ctx.figure(fig, "fig10_fvt_size", "Fig. 10: TDES with 8, 16, 32 frequent values: more candidates per miss occupy "
                "the shared engines, so speculation for misses in a burst finishes later.", r10, data=d10)
 
+
+def _inline_bitmaps(ctx, R: _Runs) -> None:
+    """Beyond the paper: bitmaps carried with each line's MACs against the bitmap cache."""
+    by, workloads, sp = R.by, R.workloads, R.sp
     ctx.grid("Beyond the paper: bitmaps carried with each line's MACs (no bitmap lines, no bitmap cache) against "
              "the paper's bitmap cache, speedup of speculation at 256 KB",
              ["workload", "AES direct, bitmap cache", "AES direct, inline bitmap", "counter MAC spec., bitmap cache",
@@ -307,8 +344,6 @@ def reproduce(ctx) -> None:
                f"{sp(w, 'mac_counter_256k'):.4f}", f"{sp(w, 'mac_counter_inline_256k'):.4f}",
                f"{_bitmap_reads(by[(w, 'aes_spec')]):.3f}"]
               for w in workloads])
-    _security(ctx, workloads)
-    _beyond(ctx, workloads, by, recs, warm)
 
 
 def _bitmap_reads(r: dict) -> float:

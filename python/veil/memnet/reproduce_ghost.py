@@ -19,6 +19,7 @@ import statistics
 from veil.core import Row, Shape, VeilError
 
 from . import secure_model
+from .secure_model import HOT_FRACTION, HOT_MODULES
 from .oram_trace import trace_prefix, oram_trace
 
 EXP = "memnet.memsys"
@@ -50,8 +51,6 @@ TOPOLOGIES = {
     "flattened butterfly": {"topology": "flatfly", "k": 8, "c": 2, "routing": "min"},
     "dragonfly": {},
 }
-HOT_MODULES = [5, 21, 37, 53]   # one module per other group, none hosting a CPU
-HOT_FRACTION = 0.5
 # Ghost minimal's dummies per packet beside the analytic low-load value: one message at a time
 # (no writebacks, 25 us between misses).
 LOW_LOAD = {"workload": "uniform", "write_fraction": 0.0, "insts_per_miss": 100000.0}

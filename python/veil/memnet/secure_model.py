@@ -208,6 +208,13 @@ def ghost_dummies_slots(slots: int, good: int) -> float:
     return (slots - good) / (good + 1)
 
 
+# The evaluation's declared hotspot on the 64-module dragonfly: one module per other group, none
+# hosting a CPU, taking half the traffic. The performance figures (reproduce_ghost) and the leak
+# acceptance (leak/accept) use the same profile, so it lives beside the weight it sets.
+HOT_MODULES = [5, 21, 37, 53]
+HOT_FRACTION = 0.5
+
+
 def adaptive_hot_weight(n: int, hot: int, fraction: float) -> int:
     """Slots per round for each declared hot module in adaptive ghost routing, chosen from the
     public profile alone: each hot module's share of a round's slots equals its expected share

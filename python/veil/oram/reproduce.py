@@ -9,6 +9,7 @@ PathORAM+SGX falls towards 7 Mbps as N grows (2 GB).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from veil.core import Row, machine_load, median_spread, register_reproducer
 from veil.oram.engine import epoch_len, steady_warmup
@@ -80,17 +81,65 @@ def _fmt_n(n: int) -> str:
     return f"N = {n:,}"
 
 
-@register_reproducer("oram", title="oram: PRO-ORAM read-only oblivious storage (Fig. 5, Fig. 6)", order=40)
-def reproduce(ctx):
+@dataclass
+class _Runs:
+    """Every run the figures and tables read: Fig. 5/6 (a) versus total size at B = 256 KB, (b)
+    versus block size at fixed N.B, (c) versus block size at N = 4096 (r*: PRO-ORAM, p*: Path ORAM,
+    la: plain reads), the headline point in both modes and its on-disk twin."""
+    sizes: list[int]
+    fixed_total: int
+    bsizes_total: list[int]
+    bsizes_n: list[int]
+    n_fixed: int
+    ra: list[dict]
+    pa: list[dict]
+    la: list[dict]
+    rb: list[dict]
+    pb: list[dict]
+    rc: list[dict]
+    pc: list[dict]
+    heads: list[dict]
+    paths: list[dict]
+    on_disk: dict
+    seeds: list[int]
+    load: tuple
+
+
+@dataclass
+class _Head:
+    """The headline point's numbers: values are the runs' own means; spreads the IQR over windows
+    (the error bars are drawn at the windows' median, since a run's mean may lie outside its
+    windows' IQR)."""
+    server_w: tuple
+    tput_w: tuple
+    ptput_w: tuple
+    server: float
+    server_sp: tuple
+    client: float
+    total: float
+    total_sp: tuple
+    tput: float
+    tput_sp: tuple
+    ptput: float
+    ptput_sp: tuple
+    reps: str
+
+
+HN = f"N = {HEAD[0]:,}, B = {HEAD[1] // KB} KB"
+B256 = 256 * KB
+# The paper's constants across its 20 MB - 2 GB range (Fig. 5a, §6.1), drawn where it states them.
+PAPER_X = [20 * MB / GB, 2.0]
+HEAD_X = HEAD[0] * HEAD[1] / GB
+
+
+def _runs(ctx) -> _Runs:
     sizes, fixed_total, bsizes_total, bsizes_n, n_fixed = _sweeps(ctx.quick)
-    B = 256 * KB
+    B = B256
     run = ctx.run
     load0 = machine_load()
-    # (a) versus total size at B = 256 KB
     ra = [run("oram.access", _point("proram", s // B, B)) for s in sizes]
     pa = [run("oram.access", _point("pathoram", s // B, B, 32)) for s in sizes]
     la = [run("oram.access", _point("plain", s // B, B, 64)) for s in sizes]
-    # (b) versus block size at fixed N.B; (c) versus block size at N = 4096
     rb = [run("oram.access", _point("proram", fixed_total // b, b)) for b in bsizes_total]
     pb = [run("oram.access", _point("pathoram", fixed_total // b, b, 32)) for b in bsizes_total]
     rc = [run("oram.access", _point("proram", n_fixed, b)) for b in bsizes_n]
@@ -101,13 +150,14 @@ def reproduce(ctx):
     seeds = [1] if ctx.quick else [1, 2, 3]
     heads = [run("oram.access", {**_point("proram", HEAD[0], HEAD[1], 512), "warmup": steady_warmup(HEAD[0]),
                                  "seed": s}) for s in seeds]
-    head = heads[0]
     paths = [run("oram.access", {**_point("pathoram", HEAD[0], HEAD[1], 32), "seed": s}) for s in seeds]
-    head_path = paths[0]
     # the same point as (a)'s largest, on the data-directory backend: storage time is real I/O
     on_disk = run("oram.access", {**_point("proram", sizes[-1] // B, B), "backend": "file"})
-    load1 = machine_load()
+    return _Runs(sizes, fixed_total, bsizes_total, bsizes_n, n_fixed, ra, pa, la, rb, pb, rc, pc, heads, paths,
+                 on_disk, seeds, (load0, machine_load()))
 
+
+def _headline(R: _Runs) -> _Head:
     def med(key, rs):
         return median_spread([r[key] for r in rs])[0]
 
@@ -118,37 +168,48 @@ def reproduce(ctx):
     def mbps(ms):
         return HEAD[1] * 8 / (ms / 1e3) / 1e6
 
-    # values: the runs' own means; spreads: the IQR over windows (the error bars are drawn at
-    # the windows' median, since a run's mean may lie outside its windows' IQR)
+    heads, paths = R.heads, R.paths
     server_w, tput_w, ptput_w = over_windows(heads), over_windows(heads, mbps), over_windows(paths, mbps)
-    server, server_sp = med("server_ms", heads), server_w[1]
     client = med("client_ms", heads)
-    fixed = client + head["network_ms"]
-    total, total_sp = med("total_ms", heads), tuple(x + fixed for x in server_w[1])
-    tput, tput_sp = med("throughput_mbps", heads), tput_w[1]
-    ptput, ptput_sp = med("throughput_mbps", paths), ptput_w[1]
+    fixed = client + heads[0]["network_ms"]
     windows = sum(len(r["server_ms_windows"]) for r in heads)
-    reps = (f"{'median of ' + str(len(seeds)) + ' runs' if len(seeds) > 1 else 'one run'}; spread: IQR of "
+    reps = (f"{'median of ' + str(len(R.seeds)) + ' runs' if len(R.seeds) > 1 else 'one run'}; spread: IQR of "
             f"per-window server times (PRO-ORAM: {windows} epochs; Path ORAM: windows of 8 requests); "
-            f"load {load0} -> {load1}")
-    hn = f"N = {HEAD[0]:,}, B = {HEAD[1] // KB} KB"
+            f"load {R.load[0]} -> {R.load[1]}")
+    return _Head(server_w, tput_w, ptput_w, med("server_ms", heads), server_w[1], client, med("total_ms", heads),
+                 tuple(x + fixed for x in server_w[1]), med("throughput_mbps", heads), tput_w[1],
+                 med("throughput_mbps", paths), ptput_w[1], reps)
 
+
+@register_reproducer("oram", title="oram: PRO-ORAM read-only oblivious storage (Fig. 5, Fig. 6)", order=40)
+def reproduce(ctx):
+    R = _runs(ctx)
+    H = _headline(R)
+    _fig5(ctx, R, H)
+    _fig6(ctx, R, H)
+    _breakdown(ctx, R)
+    _private_memory(ctx, R)
+    _projection(ctx, R)
+    _texts(ctx, R)
+
+
+def _fig5(ctx, R: _Runs, H: _Head) -> None:
     fig, axes = ctx.subplots(1, 3, figsize=(15, 5))
     d5: dict = {}
-    _split_plot(axes[0], [s / GB for s in sizes], ra, "storage size N.B (GB)", "(a) B = 256 KB", d5, "a")
-    _split_plot(axes[1], [b / KB for b in bsizes_total], rb, "block size (KB)",
-                f"(b) N.B = {fixed_total // MB} MB", d5, "b")
-    _split_plot(axes[2], [b / KB for b in bsizes_n], rc, "block size (KB)", f"(c) N = {n_fixed}", d5, "c")
-    # The paper's constants across its 20 MB - 2 GB range (Fig. 5a, §6.1), drawn where it states them.
-    px = [20 * MB / GB, 2.0]
+    _split_plot(axes[0], [s / GB for s in R.sizes], R.ra, "storage size N.B (GB)", "(a) B = 256 KB", d5, "a")
+    _split_plot(axes[1], [b / KB for b in R.bsizes_total], R.rb, "block size (KB)",
+                f"(b) N.B = {R.fixed_total // MB} MB", d5, "b")
+    _split_plot(axes[2], [b / KB for b in R.bsizes_n], R.rc, "block size (KB)", f"(c) N = {R.n_fixed}", d5, "c")
+    px = PAPER_X
     for val, mk, lab in ((PAPER_SERVER_S, "o", "server"), (PAPER_CLIENT_S, "^", "client"),
                          (PAPER_TOTAL_S, "d", "total")):
         axes[0].plot(px, [val, val], mk, color="k", mfc="none", ms=10, mew=1.5, ls=":", lw=0.8,
                      label=f"paper §6.1: {lab} {val:g} s")
         d5[f"a {S61} {lab}"] = {"x": px, "seconds": [val, val]}
     # the headline point (1 GiB) with its spread over epochs
-    hx = HEAD[0] * HEAD[1] / GB
-    m = server_w[0]
+    hx, hn, server_sp, reps = HEAD_X, HN, H.server_sp, H.reps
+    server, client, total, total_sp = H.server, H.client, H.total, H.total_sp
+    m = H.server_w[0]
     axes[0].errorbar([hx], [m / 1e3], yerr=[[(m - server_sp[0]) / 1e3], [(server_sp[1] - m) / 1e3]],
                      fmt="*", color="tab:red", ms=11, capsize=4, label=f"server, {hn}: median and IQR over epochs")
     d5["a Veil server_ms headline, over epochs"] = {"x": [hx], "seconds": [m / 1e3],
@@ -174,6 +235,14 @@ def reproduce(ctx):
                                       "which is arithmetic and makes up most of it"),
         ], data=d5)
 
+
+def _fig6(ctx, R: _Runs, H: _Head) -> None:
+    sizes, B, hx, hn, px = R.sizes, B256, HEAD_X, HN, PAPER_X
+    ra, pa, la = R.ra, R.pa, R.la
+    bsizes_total, bsizes_n, fixed_total, n_fixed = R.bsizes_total, R.bsizes_n, R.fixed_total, R.n_fixed
+    rb, pb, rc, pc = R.rb, R.pb, R.rc, R.pc
+    tput_w, ptput_w, reps = H.tput_w, H.ptput_w, H.reps
+    tput, tput_sp, ptput, ptput_sp = H.tput, H.tput_sp, H.ptput, H.ptput_sp
     fig, axes = ctx.subplots(1, 3, figsize=(15, 5))
     d6: dict = {}
     for ax, tag, xs, rs, ps, xl, title in (
@@ -234,6 +303,10 @@ def reproduce(ctx):
                 note="one run; --full reaches the paper's 2 GB", metric="oram/fig6a_pathoram_throughput_mbps_largest"),
         ], data=d6)
 
+
+def _breakdown(ctx, R: _Runs) -> None:
+    sizes, B, ra, head, head_path, on_disk = R.sizes, B256, R.ra, R.heads[0], R.paths[0], R.on_disk
+    n_last = sizes[-1] // B
     paper_crypto_ms = PAPER_SERVER_S * 1e3 * 0.875  # the paper: crypto 0.014 s of 0.016 s
     ctx.grid("Server time breakdown per access, B = 256 KB (core-ms: summed over threads)",
              ["point", "backend", "AES-GCM core-ms", "copies / I/O core-ms", "server ms", "paper §6.3 crypto ms"],
@@ -250,6 +323,9 @@ def reproduce(ctx):
     ctx.metric("oram/pathoram_bytes_per_access", head_path["bytes_per_access"])
     ctx.metric("oram/p99_over_p50", head["p99_over_p50"])
 
+
+def _private_memory(ctx, R: _Runs) -> None:
+    heads, head, hn = R.heads, R.heads[0], HN
     # Private memory: measured peaks against the bound the design gives (T cached blocks, the slot
     # being opened, one shuffle batch: whole groups of max(rows, cols) blocks, as many as fit
     # 2 MiB, BATCH_BYTES in shuffle.rs; one group at 256 KB blocks).
@@ -274,6 +350,10 @@ def reproduce(ctx):
         Row("position map", head["position_map_bytes"] / KB, unit="KB", origin="measurement",
             note="4 bytes per slot of the served epoch, also private", metric="oram/position_map_kb"),
     ])
+
+
+def _projection(ctx, R: _Runs) -> None:
+    sizes, B, ra = R.sizes, B256, R.ra
     # The paper's flat curve comes from spreading the shuffle over 40 cores: per access the
     # shuffle does O(sqrt N) block operations, which take constant time only if the cores grow
     # with sqrt N. Projection: this run's core time per access spread over 40 cores.
@@ -284,6 +364,12 @@ def reproduce(ctx):
                       source=S61, tol=TOL_OTHER_MACHINE, tol_source="perfect scaling to 40 cores is optimistic",
                       origin="arithmetic", note="measured core time / 40: arithmetic on a measurement")
                   for s, p in zip(sizes, proj)])
+
+
+def _texts(ctx, R: _Runs) -> None:
+    sizes, B, ra, head, head_path, hn = R.sizes, B256, R.ra, R.heads[0], R.paths[0], HN
+    flat = max(r["server_ms"] for r in ra) / min(r["server_ms"] for r in ra)
+    n_last = sizes[-1] // B
     n_ratio = (sizes[-1] / sizes[0]) ** 0.5
     p_blocks = head_path["bytes_per_access"] / (HEAD[1] + 16)
     r_blocks = head["bytes_per_access"] / (HEAD[1] + 16)

@@ -15,19 +15,19 @@ impl<'a> Sim<'a> {
         self.units[self.threads[self.workers[w].tid].unit].tile as u64
     }
     pub(super) fn private_line(&self, w: usize, off: u64) -> u64 {
-        (self.worker_tile(w) << HOME_SHIFT) | (w as u64 * self.pv_block + off)
+        (self.worker_tile(w) << HOME_SHIFT) | (w as u64 * self.lines.pv_block + off)
     }
     pub(super) fn shared_line(&self, w: usize, off: u64) -> u64 {
-        (self.worker_tile(w) << HOME_SHIFT) | SHARED_BIT | (w as u64 * self.sh_block + off)
+        (self.worker_tile(w) << HOME_SHIFT) | SHARED_BIT | (w as u64 * self.lines.sh_block + off)
     }
     pub(super) fn global_line(&self, i: u64) -> u64 {
         let i = i % GLOBAL_KERNEL_LINES;
-        ((i % self.cfg.tiles as u64) << HOME_SHIFT) | SHARED_BIT | (self.global_base + i)
+        ((i % self.cfg.tiles as u64) << HOME_SHIFT) | SHARED_BIT | (self.lines.global_base + i)
     }
     pub(super) fn responder_line(&self, r: usize, i: u64) -> u64 {
         let tile = self.units[self.threads[self.responders[r].tid].unit].tile as u64;
         // Private space above every worker block.
-        (tile << HOME_SHIFT) | (self.pv_block * self.workers.len() as u64 + r as u64 * self.resp_lines + i % self.resp_lines)
+        (tile << HOME_SHIFT) | (self.lines.pv_block * self.workers.len() as u64 + r as u64 * self.lines.resp_lines + i % self.lines.resp_lines)
     }
     pub(super) fn cold_line(&mut self, tile: u64) -> u64 {
         self.cold_next += 1;
@@ -35,10 +35,10 @@ impl<'a> Sim<'a> {
     }
     pub(super) fn buf_line(&self, w: usize, b: Buf, i: u64) -> u64 {
         let off = match b {
-            Buf::Args => self.pv_args + i % ARGS_LINES,
-            Buf::Request => self.pv_req + i,
-            Buf::Header => self.pv_hdr + i,
-            Buf::Page => self.pv_page + i,
+            Buf::Args => self.lines.pv_args + i % ARGS_LINES,
+            Buf::Request => self.lines.pv_req + i,
+            Buf::Header => self.lines.pv_hdr + i,
+            Buf::Page => self.lines.pv_page + i,
         };
         self.private_line(w, off)
     }
@@ -77,7 +77,7 @@ impl<'a> Sim<'a> {
             let off = if wk.rng.gen::<f64>() < self.cfg.app_hot_fraction {
                 wk.rng.gen_range(0..self.app_hot_lines)
             } else {
-                wk.rng.gen_range(0..self.app_ws_lines)
+                wk.rng.gen_range(0..self.lines.app_ws_lines)
             };
             let write = wk.rng.gen_range(0..4) == 0;
             let line = self.private_line(w, off);
@@ -120,7 +120,7 @@ impl<'a> Sim<'a> {
         let n = lines_of(bytes);
         (0..n)
             .map(|i| {
-                let off = if args { self.sh_udata + (self.sh_kstate - self.sh_udata - ARGS_LINES) + i % ARGS_LINES } else { self.sh_udata + i };
+                let off = if args { self.lines.sh_udata + (self.lines.sh_kstate - self.lines.sh_udata - ARGS_LINES) + i % ARGS_LINES } else { self.lines.sh_udata + i };
                 self.shared_line(w, off)
             })
             .collect()
@@ -171,7 +171,7 @@ impl<'a> Sim<'a> {
         let seed = call.name.bytes().fold(0u64, |a, b| a.wrapping_mul(31).wrapping_add(b as u64));
         let k_lines = (call.kernel_lines as f64 * self.cfg.syscall_lines_scale).round() as u64;
         for i in 0..k_lines {
-            let off = self.sh_kstate + (seed + i) % self.kstate_lines;
+            let off = self.lines.sh_kstate + (seed + i) % self.lines.kstate_lines;
             stall += self.mem.access(l1, self.shared_line(w, off), i % 2 == 0);
         }
         let g_lines = (call.global_lines as f64 * self.cfg.global_lines_scale).round() as u64;
@@ -186,10 +186,10 @@ impl<'a> Sim<'a> {
             let dst: Vec<u64> = match call.in_to {
                 Kernel::TxRing => {
                     let p = self.workers[w].tx_pos;
-                    self.workers[w].tx_pos = (p + n) % self.ring_lines;
-                    (0..n).map(|i| self.shared_line(w, self.sh_ring + (p + i) % self.ring_lines)).collect()
+                    self.workers[w].tx_pos = (p + n) % self.lines.ring_lines;
+                    (0..n).map(|i| self.shared_line(w, self.lines.sh_ring + (p + i) % self.lines.ring_lines)).collect()
                 }
-                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 7 + i) % self.kstate_lines)).collect(),
+                _ => (0..n).map(|i| self.shared_line(w, self.lines.sh_kstate + (seed + 7 + i) % self.lines.kstate_lines)).collect(),
             };
             let (c, s) = self.copy(l1, &src, &dst);
             compute += c;
@@ -201,7 +201,7 @@ impl<'a> Sim<'a> {
             let n = dst.len() as u64;
             let src: Vec<u64> = match call.out_from {
                 Kernel::Nic | Kernel::PageCache => (0..n).map(|_| self.cold_line(exec_tile)).collect(),
-                _ => (0..n).map(|i| self.shared_line(w, self.sh_kstate + (seed + 3 + i) % self.kstate_lines)).collect(),
+                _ => (0..n).map(|i| self.shared_line(w, self.lines.sh_kstate + (seed + 3 + i) % self.lines.kstate_lines)).collect(),
             };
             let (c, s) = self.copy(l1, &src, &dst);
             compute += c;
@@ -214,7 +214,7 @@ impl<'a> Sim<'a> {
         let tid = self.responders[r].tid;
         let l1 = self.l1_of(tid);
         let mut stall = 0.0;
-        for i in 0..self.resp_lines {
+        for i in 0..self.lines.resp_lines {
             stall += self.mem.access(l1, self.responder_line(r, i), i % 4 == 0);
         }
         let serves = self.responders[r].serves.clone();
@@ -245,8 +245,8 @@ impl<'a> Sim<'a> {
         for i in 0..k_lines {
             stall += self.mem.access(l1, base + n + i % CLIENT_SOCKET_LINES, i % 2 == 0);
         }
-        let end = self.workers[w].tx_pos + self.ring_lines;
-        let src: Vec<u64> = (0..n).map(|i| self.shared_line(w, self.sh_ring + (end - n + i) % self.ring_lines)).collect();
+        let end = self.workers[w].tx_pos + self.lines.ring_lines;
+        let src: Vec<u64> = (0..n).map(|i| self.shared_line(w, self.lines.sh_ring + (end - n + i) % self.lines.ring_lines)).collect();
         let dst: Vec<u64> = (0..n).map(|i| base + i).collect();
         let (cc, stream) = self.copy(l1, &src, &dst);
         compute += cc;

@@ -92,8 +92,8 @@ impl<'a> Sim<'a> {
     /// The scheduler's own data passes through the core's L1 on every switch; its time is
     /// inside the fixed switch cost.
     pub(super) fn sched_footprint(&mut self, u: usize) {
-        let base = ((self.units[u].tile as u64) << HOME_SHIFT) | (1 << 42) | (u as u64 * self.ctx_lines.max(1));
-        for i in 0..self.ctx_lines {
+        let base = ((self.units[u].tile as u64) << HOME_SHIFT) | (1 << 42) | (u as u64 * self.lines.ctx_lines.max(1));
+        for i in 0..self.lines.ctx_lines {
             self.mem.access(u, base + i, i % 2 == 0);
         }
     }

@@ -4,33 +4,8 @@
 
 use super::{Sim, LINE_LIMIT};
 use crate::bitmap::Lookup;
-use crate::error::{Error, Result};
+use crate::config::BitmapFetch;
 use crate::secure::{BITMAP_REGION, LINES_PER_BITMAP};
-
-/// When a page's bitmap line is fetched under re-ordering.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BitmapFetch {
-    /// Alongside the page walk of a data-TLB miss (the bitmap cache covers the TLB's reach, as
-    /// the paper sizes it), and on a bitmap-cache miss otherwise.
-    WithWalk,
-    /// On a bitmap-cache miss, when the L2 miss is known (after any walk).
-    OnMiss,
-    /// No bitmap lines: each line's bitmap travels with its MACs (beyond the paper).
-    Inline,
-}
-
-impl BitmapFetch {
-    pub const KNOWN: [&'static str; 3] = ["with_walk", "on_miss", "inline"];
-
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "with_walk" => Ok(BitmapFetch::WithWalk),
-            "on_miss" => Ok(BitmapFetch::OnMiss),
-            "inline" => Ok(BitmapFetch::Inline),
-            _ => Err(Error::config(format!("bitmap_fetch: unknown bitmap fetch '{s}' (known: {})", Self::KNOWN.join(", ")))),
-        }
-    }
-}
 
 impl Sim {
     /// The stored bitmap of `line` (a fill), set to `default` when there is none yet: one

@@ -2,34 +2,24 @@
 //! the warmed state with idle timing state, and snapshots of the counters between which a
 //! window's measured records lie.
 
-use super::{LineMap, MacStore, Results, Sim, MAC_REGION};
+use super::{LineMap, Results, Sim, MAC_REGION};
 use crate::deps::PointerDeps;
 use crate::engines::Engines;
-use crate::config::Config;
+use crate::config::{Config, MacStore};
 use crate::error::Result;
 use crate::record::{Kind, Record};
 
 impl Sim {
-    /// Functional warm-up of a sampled run (`crate::sampled`): what [`Self::warm`] trains, and
-    /// besides the rows the record leaves open in SDRAM and the counter cache's contents, so a
-    /// window starts from the state the records before it left (only its timing state, the
-    /// core, the bookings of memory and engines and the pointer table, starts idle; the window's
-    /// detailed warm-up rebuilds it).
-    pub fn warm_functional(&mut self, rec: &Record) {
-        #[cfg(target_arch = "x86_64")]
-        if self.x86_v3 {
-            // SAFETY: `x86_v3` is set only where the CPU has every feature the copy enables.
-            return unsafe { self.warm_functional_x86_v3(rec) };
-        }
-        self.warm_functional_with(rec)
-    }
-
-    /// [`Self::warm_functional`] compiled with the features of [`Self::step_x86_v3`] (it is the
-    /// sequential part of a sampled run: its speed bounds the run's).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt,avx,avx2")]
-    unsafe fn warm_functional_x86_v3(&mut self, rec: &Record) {
-        self.warm_functional_with(rec)
+    on_x86_v3! {
+        /// Functional warm-up of a sampled run (`crate::sampled`): what [`Self::warm`] trains, and
+        /// besides the rows the record leaves open in SDRAM and the counter cache's contents, so a
+        /// window starts from the state the records before it left (only its timing state, the
+        /// core, the bookings of memory and engines and the pointer table, starts idle; the window's
+        /// detailed warm-up rebuilds it).
+        ///
+        /// On x86-64-v3 where the CPU has it: it is the sequential part of a sampled run, and its
+        /// speed bounds the run's.
+        pub fn warm_functional(rec: &Record) => warm_functional_with
     }
 
     #[inline(always)]

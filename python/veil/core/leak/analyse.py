@@ -48,9 +48,9 @@ def min_repeats(alpha: float) -> int:
 
 
 def _systems_with_observers() -> list[str]:
-    import veil
+    from veil.core.registry import VEIL_DIR  # the package's folder, without importing the package
 
-    root = os.path.dirname(veil.__file__)
+    root = str(VEIL_DIR)
     return sorted(d for d in os.listdir(root) if os.path.exists(os.path.join(root, d, "observer.py"))
                   or os.path.exists(os.path.join(root, d, "observer", "__init__.py")))
 

@@ -76,9 +76,13 @@ F8_COLUMNS = ("time_ms", "power_mw", "area_mm2")
 
 def section(ctx, quick: bool) -> dict:
     """Runs the TACO evaluation; returns what Figs. 11/12 need."""
-    import matplotlib.colors as mcolors
-    import matplotlib.ticker as mticker
+    main = _intro(ctx)
+    _fig8(ctx, main)
+    return _fig9(ctx)
 
+
+def _intro(ctx) -> dict:
+    """SEAL interoperability, the calibration and the unit costs; returns the run at (8192, 3)."""
     io = interop()
     ctx.metric("he/taco/seal_interop", io["ok"])
     main = taco_run(ctx, CHOCO, frontier=True)
@@ -97,8 +101,15 @@ def section(ctx, quick: bool) -> dict:
     ctx.grid("TACO unit costs (45 nm)", ["unit", "energy pJ", "area um^2", "source"],
              [[r["unit"], "" if r["energy_pj"] != r["energy_pj"] else f"{r['energy_pj']:.3g}",
                f"{r['area_um2']:.4g}", r["source"]] for r in U.table()])
+    return main
 
-    # ---------------------------------------------------------------- Fig. 8
+
+def _fig8(ctx, main: dict) -> None:
+    """Fig. 8: the design space at (8192, 3), its Pareto frontier and the selected design."""
+    import matplotlib.colors as mcolors
+    import matplotlib.ticker as mticker
+
+    cal = main["calibration"]
     w = D.Workload.from_counts({"n": 8192, "primes": 3, **main["counts"]})
     sp = D.space()
     res = D.evaluate(sp, w, D.Calibration(cal["area_factor"], cal["leak_mw_per_mm2"], cal.get("energy_scale", 1.0)))
@@ -153,7 +164,9 @@ def section(ctx, quick: bool) -> dict:
                      "selected": {k: [float(res[k][idx])] for k in F8_COLUMNS},
                      "paper's chosen design": {"time_ms": [0.66], "power_mw": [186.1], "area_mm2": [19.3]}})
 
-    # ---------------------------------------------------------------- Fig. 9
+
+def _fig9(ctx) -> dict:
+    """Fig. 9: TACO against software per parameter set, its data and the HEAX-like accelerator."""
     sets = fig9_sets()
     runs, host = {}, {}
     for label, p in sets:

@@ -142,8 +142,7 @@ def secure_params(algorithm: str) -> dict:
     minimal)."""
     if algorithm != "adaptive_ghost":
         return {}
-    from ..reproduce_ghost import HOT_FRACTION, HOT_MODULES
-    from ..secure_model import adaptive_hot_weight
+    from ..secure_model import HOT_FRACTION, HOT_MODULES, adaptive_hot_weight
 
     return {"hot_modules": HOT_MODULES, "hot_weight": adaptive_hot_weight(64, len(HOT_MODULES), HOT_FRACTION)}
 
