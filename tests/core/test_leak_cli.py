@@ -57,11 +57,15 @@ def test_table_rows_flag_negative_controls_on_measured_power():
     assert [r.key for r in rows] == ["leak/oram/server/plain/uniform-vs-hot/spatial", "leak/oram/server/plain/uniform-vs-hot/power"]
     assert rows[0].value is None  # a family that leaks states no smallest effect
     assert rows[1].outcome == "holds" and rows[1].origin == "measurement"
+    assert rows[0].note.startswith("tests: negative control;")
     with inverted_shapes():
         assert rows[1].outcome == "fails"
     blind = rows_for({**rep, "families": {"spatial": {**fam, "leaks": False}}})
     assert blind[1].value == 0.0 and blind[1].outcome == "fails"  # a control that does not leak fails
     assert blind[0].value == 0.05
+    defended = rows_for({**rep, "setting": "proram", "negative_control": False, "defence": True}, "PRO-ORAM")
+    assert defended[0].note.startswith("tests: the paper's claim that proram (PRO-ORAM) hides uniform from hot;")
+    assert "no claim" in rows_for({**rep, "negative_control": False, "defence": False})[0].note
 
 
 def test_dask_and_local_processes_give_the_same_verdict_as_one_process(tmp_path):
@@ -85,7 +89,7 @@ def test_shipped_configs_load():
         assert cfg.repeats >= 13 and cfg.alpha == 1e-3
 
 
-def test_leakage_table_is_on_the_summary_page(tmp_path, monkeypatch):
+def test_leakage_table_is_on_its_own_page_linked_from_the_summary(tmp_path, monkeypatch):
     from veil.core.registry import REGISTRY, Reproducer
     from veil.core.report import reproduce
 
@@ -95,7 +99,9 @@ def test_leakage_table_is_on_the_summary_page(tmp_path, monkeypatch):
     monkeypatch.setitem(REGISTRY.reproducers, "toyleak", Reproducer("toyleak", "toyleak", fake, 99))
     reproduce(["toyleak"], tmp_path, None, quick=True, jobs=1, log=lambda *_: None)
     index = (tmp_path / "index.html").read_text()
-    assert "Leakage table" in index and "<td>leaks</td>" in index
+    # the first screen is the summary and the failing rows; the long table is one link away
+    assert "<td>leaks</td>" not in index and "Leakage table (1 rows)" in index and "href='toyleak.html'" in index
+    assert "<td>leaks</td>" in (tmp_path / "toyleak.html").read_text()
 
 
 def test_observer_without_cases_is_named_not_guessed(monkeypatch):

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 WORDS = re.compile(r"\b(issues?|notes|reviews?|reviewers?)\b", re.IGNORECASE)
+INTERNAL = re.compile(r"\bstripped\b|\bour copy\b|\bthe text we have\b", re.IGNORECASE)
+UNITS = re.compile(r"unit=\"(x-1|rel\.)\"")
 ROOT = Path(__file__).resolve().parents[2] / "python" / "veil"
 
 
@@ -27,4 +29,18 @@ def test_no_system_string_cites_issues_notes_or_reviews():
         for line, text in _strings(ast.parse(path.read_text())):
             if WORDS.search(text):
                 hits.append(f"{path.relative_to(ROOT)}:{line}: {text[:80]!r}")
+    assert not hits, "\n".join(hits)
+
+
+def test_no_system_string_uses_internal_phrases_or_units():
+    """What the team calls its copy of a paper, and shorthand units, mean nothing to a reader."""
+    hits = []
+    for path in sorted(ROOT.glob("*/**/*.py")):
+        if path.parts[-2] == "core" and path.parent.parent == ROOT:
+            continue
+        text = path.read_text()
+        hits += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in UNITS.finditer(text)]
+        for line, s in _strings(ast.parse(text)):
+            if INTERNAL.search(s):
+                hits.append(f"{path.relative_to(ROOT)}:{line}: {s[:80]!r}")
     assert not hits, "\n".join(hits)

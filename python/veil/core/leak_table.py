@@ -12,7 +12,7 @@ from typing import Any
 from veil.core.registry import register_reproducer
 from veil.core.rows import Row, Shape
 
-__all__ = ["cases", "rows_for", "reproduce_leak"]
+__all__ = ["cases", "rows_for", "reproduce_leak", "tests_what"]
 
 NEG_SOURCE = ("a negative control: this setting shows the attacker the secret directly, so the test must catch "
               "it (power at least 0.95, measured on seed-pair resamples)")
@@ -48,9 +48,21 @@ def untabled() -> list[str]:
     return [f"{s}.{n}" for (s, n), o in sorted(observers().items()) if s in systems and not o.table]
 
 
-def rows_for(rep: dict[str, Any]) -> list[Row]:
+def tests_what(rep: dict[str, Any], setting_text: str = "") -> str:
+    """What a case of the table tests, in a reader's words: a negative control, or the paper's
+    claim that a defence hides the secret, or (neither) how much an undefended setting shows."""
+    if rep["negative_control"]:
+        return "negative control"
+    what = f"{rep['setting']}" + (f" ({setting_text})" if setting_text else "")
+    if rep.get("defence"):
+        return f"the paper's claim that {what} hides {rep['a']} from {rep['b']}"
+    return f"no claim: {what} is not a defence; shows what it reveals"
+
+
+def rows_for(rep: dict[str, Any], setting_text: str = "") -> list[Row]:
     """The rows of one verdict: the smallest effect shown per family, and for a negative control
-    the measured power, which must reach 0.95."""
+    the measured power, which must reach 0.95. Each row's note says what it tests."""
+    tests = tests_what(rep, setting_text)
     base = f"leak/{rep['system']}/{rep['observer']}/{rep['setting']}/{rep['a']}-vs-{rep['b']}"
     cost = ", ".join(f"{k} {v:.4g}" for k, v in (rep.get("cost_a") or {}).items())
     rows = []
@@ -61,7 +73,7 @@ def rows_for(rep: dict[str, Any]) -> list[Row]:
         rows.append(Row(f"{rep['system']}.{rep['observer']} {rep['setting']}: {rep['a']} vs {rep['b']}, {fam}",
                         None if f["leaks"] else det["effect"],
                         unit="effect", origin="measurement", key=f"{base}/{fam}",
-                        note=f"{f['statement']}; p {f['p']:.3g}; classifier {f['classifier']['accuracy']:.2f}"
+                        note=f"tests: {tests}; {f['statement']}; p {f['p']:.3g}; classifier {f['classifier']['accuracy']:.2f}"
                              + (f"; cost per run: {cost}" if cost else "")))
     if rep["negative_control"]:
         best = max((f["power"] for f in rep["families"].values() if f["leaks"]), default=0.0)
@@ -83,10 +95,11 @@ def reproduce_leak(ctx) -> None:
     grid, rows = [], []
     for obs, setting, a, b, size in cases(ctx.quick):
         cfg = LeakConfig(system=obs.system, observer=obs.name, setting=setting, a=a, b=b, size=size, seed=1)
+        ctx.progress(f"{obs.system}.{obs.name} {setting}: {a} vs {b} ...")
         rep = execute(cfg, ctx.store, jobs=ctx.jobs, scheduler=ctx.scheduler)
         ctx.section.computed += 1
-        rows += rows_for(rep)
-        kind = "control" if rep["negative_control"] else "defence" if rep["defence"] else ""
+        rows += rows_for(rep, obs.settings.get(setting, ""))
+        kind = tests_what(rep, obs.settings.get(setting, ""))
         for fam, f in rep["families"].items():
             grid.append([f"{obs.system}.{obs.name}", setting, kind, f"{a} vs {b}", fam, f["verdict"], f"{f['p']:.3g}",
                          f"{f['effect']:.3g}" if f["leaks"] else "—",
@@ -98,7 +111,7 @@ def reproduce_leak(ctx) -> None:
     if missing:
         ctx.text("Observers that list no cases for this table (their `table`), not run here: "
                  + ", ".join(missing) + ". `veil leak` runs them.")
-    ctx.grid("Leakage table", ["system.observer", "setting", "kind", "secrets", "family", "verdict", "p (Holm)", "effect seen",
+    ctx.grid("Leakage table", ["system.observer", "setting", "tests", "secrets", "family", "verdict", "p (Holm)", "effect seen",
                                "smallest effect shown", "power", "classifier [95% CI]", "defence cost (per run)"],
              grid)
     ctx.table("Negative controls and smallest effects shown", rows, name="verdicts")

@@ -10,6 +10,7 @@ import io
 import json
 import math
 import re
+import sys
 import time
 import traceback
 from dataclasses import replace
@@ -19,10 +20,10 @@ from typing import Any
 from veil.core.config import validate
 from veil.core.errors import ConfigError, VeilError
 from veil.core.registry import REGISTRY, Reproducer, load_reproducers
-from veil.core.report_html import write_pages
+from veil.core.report_html import page_name, row_anchor, write_pages
 from veil.core.robustness import is_headline, robustness_of
-from veil.core.rows import BASES, Row, host_name, machine_load, slug
-from veil.core.runner import run_experiment, veil_version
+from veil.core.rows import BASES, FAILING, Row, _fmt, host_name, machine_load, slug
+from veil.core.runner import progress_wanted, run_experiment, veil_version
 from veil.core.section import SUMMARY_COLUMNS, FigureEntry, Section, summary_column
 from veil.core.store import ResultStore
 from veil.core.sweep import configs_for, connect, run_points
@@ -41,7 +42,14 @@ class ReproduceContext:
         self.quick = quick
         self.full = not quick
         self.jobs = jobs
+        self.started = time.perf_counter()
         (out_dir / "figures").mkdir(parents=True, exist_ok=True)
+
+    def progress(self, what: str) -> None:
+        """One line per figure, table or point on stderr, with the section's elapsed time, so a
+        section that runs for minutes is never silent (a terminal only unless VEIL_PROGRESS=1)."""
+        if progress_wanted():
+            print(f"[{self.system}] {what} ({time.perf_counter() - self.started:.0f} s)", file=sys.stderr, flush=True)
 
     @property
     def system(self) -> str:
@@ -49,6 +57,7 @@ class ReproduceContext:
 
     def run(self, experiment: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
         """Runs (or reads back) one experiment point and returns its result dict."""
+        self.progress(f"{experiment} ...")
         rec, cached = run_experiment(experiment, validate(experiment, config or {}), self.store)
         self._count(cached)
         return rec.result
@@ -58,6 +67,7 @@ class ReproduceContext:
         """Runs many points on the local pool, or on the Dask cluster given by --scheduler
         (cached ones read back); results in row order."""
         cfgs = configs_for(experiment, base, rows)
+        self.progress(f"{experiment}: {len(cfgs)} points ...")
         out = run_points(experiment, cfgs, self.store, jobs=jobs or self.jobs, scheduler=self.scheduler,
                          label=f"{self.system}: {experiment}")
         if out.failed:
@@ -91,6 +101,9 @@ class ReproduceContext:
                 raise TypeError(f"{self.system}/{block}: report rows are Row objects, not {type(r).__name__}")
             for text in (r.label, r.source, r.tol_source, r.note, r.basis_reason, r.self_check):
                 check_words(text, f"row {r.label!r}")
+            if r.unit in _PRIVATE_UNITS:
+                raise ValueError(f"row {r.label!r}: unit {r.unit!r} is shorthand a reader cannot decode; "
+                                 f"say it plainly (e.g. {_PRIVATE_UNITS[r.unit]!r})")
         keys = [self._key(r, block) for r in rows]
         out = [r.resolve(k, keys) for r, k in zip(rows, keys)]
         out = [replace(r, robustness=robustness_of(self.store, r.key, self.quick)) if is_headline(r.key) else r
@@ -131,6 +144,7 @@ class ReproduceContext:
         path = self._write_csv(stem, data) if data else None
         check_words(caption, f"figure {name!r}")
         self.section.blocks.append(("figure", FigureEntry(name, caption, png, svg, self._take_rows(rows, name), path)))
+        self.progress(f"figure {name} done")
 
     def table(self, title: str, rows, data: dict[str, dict[str, list]] | None = None,
               name: str | None = None) -> None:
@@ -141,6 +155,7 @@ class ReproduceContext:
             path = self._write_csv(f"{self.system}_{block}", data)
         check_words(title, f"table {title!r}")
         self.section.blocks.append(("table", (title, self._take_rows(rows, block), path)))
+        self.progress(f"table {title!r} done")
 
     def _write_csv(self, stem: str, data: dict[str, dict[str, list]]) -> Path:
         cols: list[str] = []
@@ -177,6 +192,9 @@ class ReproduceContext:
 # A reader of the report has the papers and the repository, not the team's tracker or notes:
 # a source or a tolerance says its reason itself.
 _PRIVATE_WORDS = re.compile(r"\b(issues?|notes|reviews?|reviewers?)\b", re.IGNORECASE)
+# The team's shorthand about its own copy of a paper: a reader wants to know what the paper gives.
+INTERNAL_PHRASES = re.compile(r"\bstripped\b|\bour copy\b|\bthe text we have\b", re.IGNORECASE)
+_PRIVATE_UNITS = {"x-1": "fraction", "rel.": "fraction"}
 
 
 def check_words(text: str, where: str) -> None:
@@ -184,6 +202,10 @@ def check_words(text: str, where: str) -> None:
     if m:
         raise ValueError(f"{where}: {m.group(0)!r} cites something a reader of the report does not have; "
                          f"say the reason itself: {text!r}")
+    m = INTERNAL_PHRASES.search(text or "")
+    if m:
+        raise ValueError(f"{where}: {m.group(0)!r} is an internal phrase; say what it means for a reader "
+                         f"(e.g. 'the paper gives no number for this point'): {text!r}")
 
 
 def _csv_cell(v: Any) -> Any:
@@ -252,8 +274,71 @@ def reproduce(systems: list[str], out_dir: Path, store: ResultStore | None, quic
     refs = {k: v for k, v in refs.items() if k.split("/", 1)[0] not in {s.system for s in sections}}
     refs.update(references(sections))
     (out_dir / "references.json").write_text(json.dumps(dict(sorted(refs.items())), indent=2) + "\n")
-    write_pages(out_dir, sections, quick, summary(sections), failures(sections))
+    entries, failing = index_entries(sections)
+    if systems:  # a partial run keeps every other system's summary row, failing rows and page
+        entries, failing = _merge_index(out_dir, {s.system for s in sections}, entries, failing)
+    (out_dir / "summary.json").write_text(json.dumps({"systems": entries, "failing": failing}, indent=2) + "\n")
+    write_pages(out_dir, sections, quick, entries, failing)
     return sections, merged
+
+
+def index_entries(sections: list[Section]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The index page's data as plain dicts (kept in summary.json, so a later partial run can
+    rebuild the index): a summary row per system and every failing row."""
+    order = {r.system: r.order for r in REGISTRY.reproducers.values()}
+    entries = [{**c, "title": sec.title, "seconds": round(sec.seconds, 1), "order": order.get(sec.system, 1000)}
+               for c, sec in zip(summary(sections), sections)]
+    host = host_name()
+    failing = [{"system": sec.system, "anchor": row_anchor(r), "label": r.label, "value": _jsonable({"v": r.value})["v"],
+                "unit": r.unit, "reference": r.ref, "tolerance": r.tolerance_text(), "verdict": r.outcome,
+                "basis": r.basis or "", "source": r.source, "host": host if r.basis == "measured" else "",
+                "reference_machine": r.ref_machine} for sec, r in failures(sections)]
+    return entries, failing
+
+
+def _merge_index(out_dir: Path, ran: set[str], entries: list[dict], failing: list[dict]):
+    old = _read_json(out_dir / "summary.json")
+    if "systems" in old:
+        old_entries, old_failing = old.get("systems") or [], old.get("failing") or []
+    else:  # a report written before summary.json: rebuilt from references.json
+        old_entries, old_failing = _index_from_references(_read_json(out_dir / "references.json"))
+    keep = {e["system"] for e in old_entries if isinstance(e, dict) and e.get("system") not in ran
+            and (out_dir / page_name(str(e["system"]))).exists()}
+    entries = sorted(entries + [e for e in old_entries if isinstance(e, dict) and e.get("system") in keep],
+                     key=lambda e: (e.get("order", 1000), e["system"]))
+    order = [e["system"] for e in entries]
+    failing = sorted(failing + [f for f in old_failing if isinstance(f, dict) and f.get("system") in keep],
+                     key=lambda f: order.index(f["system"]))  # stable: each system's rows keep their order
+    return entries, failing
+
+
+def _index_from_references(refs: dict[str, Any]) -> tuple[list[dict], list[dict]]:
+    by: dict[str, list[tuple[str, dict]]] = {}
+    for key, d in refs.items():
+        if isinstance(d, dict) and d.get("basis") is not None and "/" in key:  # a row, not a bare metric
+            by.setdefault(key.split("/", 1)[0], []).append((key, d))
+    entries, failing = [], []
+    for system, rows in by.items():
+        counts = {c: 0 for c in SUMMARY_COLUMNS}
+        for key, d in rows:
+            bad = d.get("verdict") in FAILING
+            col = "calibrated" if d["basis"] == "calibrated" and d.get("verdict") != "no reference" and not bad \
+                else d.get("verdict")
+            counts[col if col in counts else "no reference"] += 1
+            if bad:
+                tol = d.get("shape") and f"shape: {d['shape']}" or " or ".join(
+                    ([f"±{_fmt(d['tolerance_rel'] * 100)}%"] if d.get("tolerance_rel") is not None else [])
+                    + ([f"±{_fmt(d['tolerance_abs'])}"] if d.get("tolerance_abs") is not None else [])) or "—"
+                failing.append({"system": system, "anchor": "row-" + slug(key).replace("_", "-"),
+                                "label": d.get("label", key), "value": d.get("value"), "unit": d.get("unit", ""),
+                                "reference": d.get("reference"), "tolerance": tol, "verdict": d["verdict"],
+                                "basis": d["basis"], "source": d.get("source", ""), "host": d.get("host", ""),
+                                "reference_machine": d.get("reference_machine", "")})
+        entries.append({"system": system, "rows": len(rows), **counts,
+                        "failing": sum(f["system"] == system for f in failing), "error": None,
+                        "calibrated_failing": {}, "title": system, "seconds": None,
+                        "order": next((r.order for r in REGISTRY.reproducers.values() if r.system == system), 1000)})
+    return entries, failing
 
 
 def references(sections: list[Section]) -> dict[str, dict[str, Any]]:

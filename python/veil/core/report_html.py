@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from veil.core.rows import Row, _fmt, slug
+from veil.core.rows import Row, _fmt, host_name, slug
 from veil.core.runner import veil_version
 from veil.core.section import SUMMARY_COLUMNS
 
@@ -44,18 +44,21 @@ def row_anchor(row: Row) -> str:
     return "row-" + slug(row.key or row.label).replace("_", "-")
 
 
-def write_pages(out_dir: Path, sections: list[Section], quick: bool, counts: list[dict], failing) -> None:
-    (out_dir / "index.html").write_text(_index(sections, quick, counts, failing))
+def write_pages(out_dir: Path, sections: list[Section], quick: bool, entries: list[dict], failing: list[dict]) -> None:
+    """index.html from `entries` and `failing` (this run's systems and any kept from an earlier
+    run, see veil.core.report.index_entries), and a page for each system of this run."""
+    nav = [(e["system"], bool(e.get("error"))) for e in entries]
+    (out_dir / "index.html").write_text(_index(entries, failing, sections, quick, nav))
     for s in sections:
-        (out_dir / page_name(s.system)).write_text(_system_page(s, sections, quick))
+        (out_dir / page_name(s.system)).write_text(_system_page(s, nav, quick))
 
 
-def _head(title: str, sections: list[Section], here: str) -> list[str]:
-    nav = [f"<a href='index.html'{' class=here' if here == 'index' else ''}>summary</a>"]
-    nav += [f"<a href='{page_name(s.system)}'{' class=here' if here == s.system else ''}>{html.escape(s.system)}"
-            f"{' (failed)' if s.error else ''}</a>" for s in sections]
+def _head(title: str, nav: list[tuple[str, bool]], here: str) -> list[str]:
+    links = [f"<a href='index.html'{' class=here' if here == 'index' else ''}>summary</a>"]
+    links += [f"<a href='{page_name(system)}'{' class=here' if here == system else ''}>{html.escape(system)}"
+              f"{' (failed)' if failed else ''}</a>" for system, failed in nav]
     return ["<!doctype html><html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
-            f"<style>{_CSS}</style></head><body><nav>{''.join(nav)}</nav><main>"]
+            f"<style>{_CSS}</style></head><body><nav>{''.join(links)}</nav><main>"]
 
 
 def _meta(quick: bool) -> str:
@@ -65,46 +68,51 @@ def _meta(quick: bool) -> str:
             "<a href='results.json'>results.json</a></p>")
 
 
-def _index(sections: list[Section], quick: bool, counts: list[dict], failing) -> str:
-    parts = _head("Veil report", sections, "index")
+def _index(entries: list[dict], failing: list[dict], sections: list[Section], quick: bool, nav) -> str:
+    """The first screen: the summary, then every failing row; the long tables live on their pages."""
+    parts = _head("Veil report", nav, "index")
     parts += ["<h1>Veil: reproduced results</h1>", _meta(quick)]
     head = "".join(f"<th>{c}</th>" for c in SUMMARY_COLUMNS)
     parts.append("<table class='summary'><caption>Rows per system: each counts in one column, so the columns add up "
-                 f"to the rows</caption><tr><th>system</th><th>rows</th>{head}<th>seconds</th></tr>")
-    for c in counts:
-        cal = c.get("calibrated_failing", {})
+                 "to the rows; failing = outside + fails + no value, the rows listed below</caption><tr><th>system"
+                 f"</th><th>rows</th>{head}<th>failing</th><th>seconds</th></tr>")
+    for c in entries:
+        cal = c.get("calibrated_failing") or {}
         cells = "".join(f"<td class='{_VERDICT_CLASS.get(k, '') if c[k] else ''}'>{c[k]}"
                         f"{f' ({cal[k]} calibrated)' if cal.get(k) else ''}</td>" for k in SUMMARY_COLUMNS)
-        sec = next(s for s in sections if s.system == c["system"])
-        err = " <b>(reproducer failed)</b>" if c["error"] else ""
+        err = " <b>(reproducer failed)</b>" if c.get("error") else ""
+        secs = "—" if c.get("seconds") is None else f"{c['seconds']:.0f}"
         parts.append(f"<tr><td><a href='{page_name(c['system'])}'>{html.escape(c['system'])}</a>{err}</td>"
-                     f"<td>{c['rows']}</td>{cells}<td>{sec.seconds:.0f}</td></tr>")
-    parts.append("</table><p class='meta'>within / outside: the value against the reference's tolerance band. "
+                     f"<td>{c['rows']}</td>{cells}<td class='{'bad' if c['failing'] else ''}'>{c['failing']}</td>"
+                     f"<td>{secs}</td></tr>")
+    parts.append("</table>")
+    parts.append(f"<h2>Rows that fail ({len(failing)})</h2>")
+    if failing:
+        parts.append("<table class='failures'><tr><th>system</th><th>quantity</th><th>Veil</th><th>reference</th>"
+                     "<th>tolerance / shape</th><th>verdict</th><th>basis</th><th>source</th></tr>")
+        for f in failing:
+            link = f"{page_name(f['system'])}#{f['anchor']}"
+            parts.append(f"<tr><td>{html.escape(f['system'])}</td><td><a href='{link}'>{html.escape(f['label'])}</a></td>"
+                         f"<td>{_fmt(f['value'])} {html.escape(f['unit'])}</td><td>{_fmt(f['reference'])}</td>"
+                         f"<td>{html.escape(f['tolerance'])}</td><td class='bad'>{html.escape(f['verdict'])}"
+                         f"{_machines_text(f.get('host'), f.get('reference_machine'))}</td>"
+                         f"<td>{html.escape(f['basis'])}</td><td>{html.escape(f['source'])}</td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>None: every compared row is within its tolerance and every shape holds.</p>")
+    parts.append("<p class='meta'>within / outside: the value against the reference's tolerance band. "
                  "holds / fails: a shape, a predicate on the value stated beside it. self-check: a shape the model "
                  "cannot fail (fixed by construction, or the model checking itself), not counted as holding. calibrated: a row that agrees with "
                  "its reference but whose value depends on a constant chosen while looking at it (its agreement shows "
-                 "nothing); a calibrated row that misses counts as failing, marked calibrated, and is listed below. no reference: measured here, nothing to compare with. "
+                 "nothing); a calibrated row that misses counts as failing, marked calibrated, and is listed above. no reference: measured here, nothing to compare with. "
                  "Basis of the others: predicted (no constant chosen against this figure), predicted (held out) "
                  "(a constant was chosen against other rows of the same figure), computed (arithmetic), measured "
                  "(timed or counted here), projected (built on the paper's own numbers).</p>")
     for s in sections:
         for kind, payload in s.blocks:
-            if kind == "grid" and payload[0] in INDEX_GRIDS:
-                parts.append(f"<h2><a href='{page_name(s.system)}'>{html.escape(payload[0])}</a></h2>")
-                parts.append(_grid_html(*payload))
-    parts.append(f"<h2>Rows that fail ({len(failing)})</h2>")
-    if failing:
-        parts.append("<table class='failures'><tr><th>system</th><th>quantity</th><th>Veil</th><th>reference</th>"
-                     "<th>tolerance / shape</th><th>verdict</th><th>basis</th><th>source</th></tr>")
-        for sec, r in failing:
-            link = f"{page_name(sec.system)}#{row_anchor(r)}"
-            parts.append(f"<tr><td>{html.escape(sec.system)}</td><td><a href='{link}'>{html.escape(r.label)}</a></td>"
-                         f"<td>{_fmt(r.value)} {html.escape(r.unit)}</td><td>{_fmt(r.ref)}</td>"
-                         f"<td>{html.escape(r.tolerance_text())}</td><td class='bad'>{html.escape(r.outcome)}</td>"
-                         f"<td>{html.escape(r.basis or '')}</td><td>{html.escape(r.source)}</td></tr>")
-        parts.append("</table>")
-    else:
-        parts.append("<p>None: every compared row is within its tolerance and every shape holds.</p>")
+            if kind == "grid" and payload[0] in PAGE_GRIDS:
+                parts.append(f"<p>{html.escape(payload[0])} ({len(payload[2])} rows): on <a href='{page_name(s.system)}'>"
+                             f"its own page</a>.</p>")
     errs = [s for s in sections if s.error]
     for s in errs:
         parts.append(f"<p class='err'>{html.escape(s.system)}: the reproducer failed: {html.escape(s.error)}</p>")
@@ -112,8 +120,8 @@ def _index(sections: list[Section], quick: bool, counts: list[dict], failing) ->
     return "\n".join(parts)
 
 
-def _system_page(s: Section, sections: list[Section], quick: bool) -> str:
-    parts = _head(f"Veil report: {s.system}", sections, s.system)
+def _system_page(s: Section, nav, quick: bool) -> str:
+    parts = _head(f"Veil report: {s.system}", nav, s.system)
     parts += [f"<h1>{html.escape(s.title)}</h1>", _meta(quick),
               f"<p class='meta'>{s.seconds:.1f} s · {s.computed} points computed, {s.cached} read from the results "
               f"store · load average (1/5/15 min) {_load_text(s.load[0])} at the start, {_load_text(s.load[1])} at "
@@ -157,8 +165,16 @@ def _grid_html(title: str, header: list, rows: list[list]) -> str:
     return f"<h3>{html.escape(title)}</h3><table><tr>{head}</tr>{body}</table>"
 
 
-#: Grids the summary page repeats (with a link to their section): the leakage table.
-INDEX_GRIDS = ("Leakage table",)
+#: Long grids the summary page links to instead of showing: the leakage table.
+PAGE_GRIDS = ("Leakage table",)
+
+
+def _machines_text(host: str | None, ref_machine: str | None) -> str:
+    """A measured row judged against another machine's figure says so beside its verdict."""
+    if not ref_machine:
+        return ""
+    return (f"<br><small>the machines differ: measured on {html.escape(host or 'this machine')}, the reference on "
+            f"{html.escape(ref_machine)}</small>")
 
 
 def _rows_html(rows: list[Row]) -> str:
@@ -173,7 +189,7 @@ def _rows_html(rows: list[Row]) -> str:
             out.append(f"<tr id='{row_anchor(r)}'><td>{_label(r)}</td><td>{_value(r)}</td><td>{_fmt(r.ref)}</td>"
                        f"<td>{html.escape(r.source)}</td><td>{_fmt(r.ratio)}</td><td>{_tolerance(r)}</td>"
                        f"<td class='{_VERDICT_CLASS.get(verdict, '')}'>{html.escape(r.verdict_text())}"
-                       f"{_factors(r)}</td>"
+                       f"{_factors(r)}{_machines_text(host_name(), r.ref_machine)}</td>"
                        f"<td class='{'cal' if r.basis == 'calibrated' else ''}'>{_basis(r)}</td>"
                        f"<td>{html.escape(r.unit)}</td></tr>")
         out.append("</table>")
@@ -215,8 +231,6 @@ def _tolerance(r: Row) -> str:
 def _basis(r: Row) -> str:
     b = html.escape(r.basis or "")
     if r.basis == "measured":
-        from veil.core.rows import host_name
-
         b += f" on {html.escape(host_name())}"
     if r.basis_reason:
         b += f"<br><small>set by hand: {html.escape(r.basis_reason)}</small>"

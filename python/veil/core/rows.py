@@ -97,6 +97,9 @@ class Row:
     factors: tuple[Row, ...] = ()
     # a headline row's robustness from `veil explain` (robust / fragile: what flips it), set by the report
     robustness: str = ""
+    # a measured row compared with a figure from another machine: that machine, named in the
+    # report beside the host, so a miss reads as the machines differing, not the model
+    ref_machine: str = ""
     constants: tuple[Constant, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +119,9 @@ class Row:
             raise ValueError(f"Row {self.label!r}: self_check marks a shape that cannot fail; this row has none")
         elif self.ref is not None and self.tol is None and self.tol_abs is None:
             raise ValueError(f"Row {self.label!r}: a reference needs a tolerance (or make the row a shape)")
+        if self.ref_machine and (self.origin != "measurement" or not self.compared):
+            raise ValueError(f"Row {self.label!r}: ref_machine names another machine's figure; it needs a "
+                             "measured row with a reference or a shape")
         if (self.tol is not None and self.tol < 0) or (self.tol_abs is not None and self.tol_abs < 0):
             raise ValueError(f"Row {self.label!r}: tolerances must be >= 0")
         if self.spread is not None:
@@ -202,7 +208,8 @@ class Row:
                 **({"factors": [{"label": f.label, "value": f.value, "unit": f.unit, "reference": f.ref,
                                  "source": f.source, "verdict": f.outcome} for f in self.factors],
                     "by_cancellation": self.by_cancellation} if self.factors else {}),
-                **({"robustness": self.robustness} if self.robustness else {})}
+                **({"robustness": self.robustness} if self.robustness else {}),
+                **({"reference_machine": self.ref_machine} if self.ref_machine else {})}
 
 
 def slug(text: str) -> str:

@@ -95,7 +95,7 @@ def reproduce(ctx) -> None:
     gcm_rows = [Row(f"AES-128-GCM, {s // 1024} KB blocks", gcm[s][0], unit="GB/s", ref=anchor_gbps[s],
                     source=ANCHOR_SOURCE, tol=ANCHOR_TOL,
                     tol_source="another VM of the same class; docs/crypto.md: ±30% under shared load",
-                    origin="measurement", spread=gcm[s][1],
+                    origin="measurement", spread=gcm[s][1], ref_machine="a CI-like VM (docs/crypto.md)",
                     note=f"median and IQR of {repeats} runs; load {load0}")
                 for s in ANCHOR_GCM_US]
     ctx.figure(fig, "throughput_vs_size",

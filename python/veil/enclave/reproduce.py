@@ -150,7 +150,7 @@ def reproduce(ctx) -> None:
         for (pp, m, k), paper in PAPER_DELTA.items():
             if pp == p:
                 fig3_table.append(Row(f"{POLICIES[p]} {LABEL[m]} {k.replace('_', ' ')} vs BL",
-                                      get(p, m, 64)[k] / bl[k] - 1, unit="rel.", ref=paper,
+                                      get(p, m, 64)[k] / bl[k] - 1, unit="fraction", ref=paper,
                                       source=SEC51 if m == "ex-l" else SEC52, **DELTA_TOLERANCE))
         for t in TARGETS[p]:
             if t.kind == "sharing":
@@ -159,7 +159,7 @@ def reproduce(ctx) -> None:
                                       key=target_key(p, t.model, t.kind)))
         for c in ["workload", "syscall"]:
             fig3_table.append(Row(f"{POLICIES[p]} EX-L {c} time vs BL",
-                                  get(p, "ex-l", 64)[f"time_{c}"] / bl[f"time_{c}"] - 1, unit="rel.",
+                                  get(p, "ex-l", 64)[f"time_{c}"] / bl[f"time_{c}"] - 1, unit="fraction",
                                   ref=PAPER_TIME_DELTA[(p, c)], source=SEC51, **DELTA_TOLERANCE))
     ctx.figure(fig, "fig3_breakdown",
                "Fig. 3: where a worker's time goes at 64 workers, normalised to BL's mean worker time. "
@@ -214,7 +214,7 @@ def _shape_rows(tput) -> list:
                        note="paper: EX-L scales 'relatively in line with the baseline up to 32 workers' (no number: "
                             "taken as within 10% of BL)"))
         d = max(abs(tput(p, m, w) / tput(p, "ex-l", w) - 1) for w in WORKERS if w <= 32 for m in ("sse-nhp", "sse-hp"))
-        out.append(Row(f"{POLICIES[p]} SSE vs EX-L, largest difference over 4-32 workers", d, unit="rel.",
+        out.append(Row(f"{POLICIES[p]} SSE vs EX-L, largest difference over 4-32 workers", d, unit="fraction",
                        source=SEC5, shape=Shape("<=", 0.1),
                        note="paper: SSE 'behaves identically to EX-L up to 32 workers' (no number: taken as within "
                             "10%)"))

@@ -88,7 +88,7 @@ def _seal_costs(ctx, nets: dict) -> dict:
                                       "coeff_bits": r["params"]["coeff_bits"],
                                       "plain_bits": r["params"]["plain_bits"]})
            for n, r in nets.items()}
-    seal_tol = dict(source=SEAL_REF, tol=0.5, origin="measurement",
+    seal_tol = dict(source=SEAL_REF, tol=0.5, origin="measurement", ref_machine="a CI-like machine (docs/he.md)",
                     tol_source="another VM of the same class, on 2 shared cores",
                     note=f"SEAL on this machine: median and min-max of 3 runs, each the mean of "
                          f"{op_ref.get('reps', 20)} calls; load {load0} -> {load1}")

@@ -213,24 +213,24 @@ def _fig7(ctx, R: _Runs) -> None:
     r7 = []
     for w in workloads:
         for k in ("aes_direct_256k", "tdes_direct_256k", "aes_direct_1m"):
-            r7.append(row(f"{w}: speedup {k.replace('_', ' ')}", sp(w, k), unit="x-1",
+            r7.append(row(f"{w}: speedup {k.replace('_', ' ')}", sp(w, k), unit="fraction",
                           metric=f"memcrypt/{w}/speedup_{k}"))
     stall = {w: 1 - by[(w, "plain")]["ipc"] / 2.0 for w in workloads}
     order = sorted(workloads, key=lambda w: stall[w])
     mem_bound, compute_bound = order[-1], order[0]
     r7 += [
         row("TDES speedup, most memory-bound minus least memory-bound workload",
-            sp(mem_bound, "tdes_direct_256k") - sp(compute_bound, "tdes_direct_256k"), unit="x-1",
+            sp(mem_bound, "tdes_direct_256k") - sp(compute_bound, "tdes_direct_256k"), unit="fraction",
             shape=Shape(">", 0.0), source="paper §6.2 (10-30% for memory-bound, little for compute-bound)",
             note=f"most memory-bound {mem_bound}, least {compute_bound}"),
         row("workloads on which TDES (64-bit) gains more than AES (128-bit)", beats("tdes_direct_256k", "aes_direct_256k"),
             unit=f"of {len(workloads)}", shape=Shape(">=", most), source="paper §6.2",
             key="memcrypt/fig7_direct_speedup/tdes_beats_aes",
             note=f"taken as at least {most} of {len(workloads)}; " + above("tdes_direct_256k", "aes_direct_256k")),
-        row("mean speedup at 1 MB minus at 256 KB (AES)", mean("aes_direct_1m") - mean("aes_direct_256k"), unit="x-1",
+        row("mean speedup at 1 MB minus at 256 KB (AES)", mean("aes_direct_1m") - mean("aes_direct_256k"), unit="fraction",
             shape=Shape("<", 0.0), source="paper §6.2: gains shrink with a larger L2"),
         row("mean speedup at 1 MB minus at 256 KB (TDES)", mean("tdes_direct_1m") - mean("tdes_direct_256k"),
-            unit="x-1", shape=Shape("<", 0.0), source="paper §6.2: gains shrink with a larger L2",
+            unit="fraction", shape=Shape("<", 0.0), source="paper §6.2: gains shrink with a larger L2",
             note=above("tdes_direct_1m", "tdes_direct_256k")),
     ]
     # The bound: speculation can at most remove the time spent in decryption and authentication,
@@ -266,10 +266,10 @@ def _fig8(ctx, R: _Runs) -> None:
         r8.append(row(f"{w}: speedup MAC speculation, counter mode, 256 KB", sp(w, "mac_counter_256k"),
                       metric=f"memcrypt/{w}/speedup_mac_counter_256k"))
     r8 += [row("counter mode: mean speedup of MAC speculation minus ciphertext speculation's",
-               mean("mac_counter_256k") - mean("ct_counter_256k"), unit="x-1", shape=Shape(">", 0.0),
+               mean("mac_counter_256k") - mean("ct_counter_256k"), unit="fraction", shape=Shape(">", 0.0),
                source="paper §6.2: MAC speculation gains, ciphertext speculation little",
                note=f"MAC speculation mean {mean('mac_counter_256k'):.3f}"),
-           row("counter mode: mean speedup of ciphertext speculation alone", mean("ct_counter_256k"), unit="x-1",
+           row("counter mode: mean speedup of ciphertext speculation alone", mean("ct_counter_256k"), unit="fraction",
                shape=Shape("between", -0.01, 0.01), source="paper §6.2: ciphertext speculation gains little",
                note="'little' taken as within 1%")]
     ctx.figure(fig, "fig8_counter_mode",
@@ -297,7 +297,7 @@ def _fig9(ctx, R: _Runs) -> None:
           row("mean speedup ratio 1:6 / 1:4", ratio, ref=0.09 / 0.075, tol=0.25, source="paper §6.3 (9% / 7.5%)",
               tol_source="ratio of two rounded means", metric="memcrypt/mean_speedup_ratio_1to6_over_1to4",
               note="" if m4 > 0 else "undefined: the 1:4 mean is not a gain"),
-          row("mean speedup at 1:6 minus at 1:4 (AES)", m6 - m4, unit="x-1", shape=Shape(">", 0.0),
+          row("mean speedup at 1:6 minus at 1:4 (AES)", m6 - m4, unit="fraction", shape=Shape(">", 0.0),
               source="paper §6.3: larger gains with slower memory", note=above("aes_direct_1to6", "aes_direct_1to4"))]
     t4, t6 = mean("tdes_direct_1to4"), mean("tdes_direct_1to6")
     r9 += [row("beyond: mean speedup 1:4 (TDES)", t4, source="this model"),
@@ -306,7 +306,7 @@ def _fig9(ctx, R: _Runs) -> None:
                source="this model; the paper's 1.2 (9% / 7.5%) is AES's",
                metric="memcrypt/tdes_mean_speedup_ratio_1to6_over_1to4",
                note="" if t4 > 0 else "undefined: the 1:4 mean is not a gain"),
-           row("beyond: mean speedup at 1:6 minus at 1:4 (TDES)", t6 - t4, unit="x-1", shape=Shape(">", 0.0),
+           row("beyond: mean speedup at 1:6 minus at 1:4 (TDES)", t6 - t4, unit="fraction", shape=Shape(">", 0.0),
                source="paper §6.3 (stated for AES): slower memory leaves speculation more time",
                note=above("tdes_direct_1to6", "tdes_direct_1to4"))]
     ctx.figure(fig, "fig9_clock_ratio", "Fig. 9: AES speedup at CPU:memory clock ratios 1:4, 1:5, 1:6 (left); "
@@ -323,10 +323,10 @@ def _fig10(ctx, R: _Runs) -> None:
     gain16 = max(sp(w, "tdes16_direct_256k") - sp(w, "tdes_direct_256k") for w in workloads)
     gain32 = max(sp(w, "tdes32_direct_256k") - sp(w, "tdes_direct_256k") for w in workloads)
     loses = [w for w in workloads if sp(w, "tdes32_direct_256k") < sp(w, "tdes_direct_256k")]
-    r10 = [row("largest gain of 16 over 8 values", gain16, unit="x-1", shape=Shape("<", 0.03),
+    r10 = [row("largest gain of 16 over 8 values", gain16, unit="fraction", shape=Shape("<", 0.03),
                source="paper §6.4: little", note="'little' taken as under 3 points",
                key="memcrypt/fig10_fvt_size/gain_16_over_8"),
-           row("largest gain of 32 over 8 values", gain32, unit="x-1", shape=Shape("<", 0.03),
+           row("largest gain of 32 over 8 values", gain32, unit="fraction", shape=Shape("<", 0.03),
                source="paper §6.4: little, can lose",
                note=f"'little' taken as under 3 points; 32 loses to 8 on: {', '.join(loses) or 'none'}")]
     ctx.figure(fig, "fig10_fvt_size", "Fig. 10: TDES with 8, 16, 32 frequent values: more candidates per miss occupy "

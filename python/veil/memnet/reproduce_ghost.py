@@ -54,7 +54,7 @@ TOPOLOGIES = {
 # Ghost minimal's dummies per packet beside the analytic low-load value: one message at a time
 # (no writebacks, 25 us between misses).
 LOW_LOAD = {"workload": "uniform", "write_fraction": 0.0, "insts_per_miss": 100000.0}
-PAPER = "paper §VI (its numbers were stripped from our copy)"
+PAPER = "paper §VI (its figure gives no number for this point)"
 LEAK_ALGORITHMS = [BASE, *SECURE, "adaptive_ghost", "constant_rate"]
 
 

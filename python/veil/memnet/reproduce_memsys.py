@@ -15,7 +15,7 @@ UARCHS = ["none", "per_hop_aes", "per_hop_otp", "source_otp"]
 WORKLOADS = ["uniform", "hotspot", "stream", "batch"]
 DEPTHS = [1, 2, 4, 8, 16, 32]
 PAPER_CLAIM = ("paper §VI: per-hop AES degrades performance significantly, precomputed per-hop OTP "
-               "less, source OTP almost not at all; its numbers were stripped from our copy")
+               "less, source OTP almost not at all; the paper gives no numbers for these")
 
 
 def _base(ctx) -> dict:
@@ -86,7 +86,7 @@ def otp_section(ctx) -> None:
     if min_depth is not None:
         rows.append(Row("smallest depth without a stall", min_depth, unit="pads",
                         note="paper: 'buffer entries sufficient to ensure the OTP buffer is never empty' "
-                             "(its value was stripped)", metric="memnet/otp/min_depth_no_stall"))
+                             "(the paper gives no number for it)", metric="memnet/otp/min_depth_no_stall"))
         rows.append(Row("OTP storage per node at that depth (a CPU's)", storage[DEPTHS.index(min_depth)],
                         unit="bytes", origin="arithmetic", metric="memnet/otp/storage_bytes_per_node"))
     ctx.figure(fig, "otp_depth",
