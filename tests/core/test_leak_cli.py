@@ -64,7 +64,8 @@ def test_table_rows_flag_negative_controls_on_measured_power():
     assert blind[1].value == 0.0 and blind[1].outcome == "fails"  # a control that does not leak fails
     assert blind[0].value == 0.05
     defended = rows_for({**rep, "setting": "proram", "negative_control": False, "defence": True}, "PRO-ORAM")
-    assert defended[0].note.startswith("tests: the paper's claim that proram (PRO-ORAM) hides uniform from hot;")
+    assert defended[0].note.startswith("tests: the paper's claim that under proram (PRO-ORAM) the attacker cannot tell "
+                                       "uniform from hot;")
     assert "no claim" in rows_for({**rep, "negative_control": False, "defence": False})[0].note
 
 

@@ -55,8 +55,8 @@ def tests_what(rep: dict[str, Any], setting_text: str = "") -> str:
         return "negative control"
     what = f"{rep['setting']}" + (f" ({setting_text})" if setting_text else "")
     if rep.get("defence"):
-        return f"the paper's claim that {what} hides {rep['a']} from {rep['b']}"
-    return f"no claim: {what} is not a defence; shows what it reveals"
+        return f"the paper's claim that under {what} the attacker cannot tell {rep['a']} from {rep['b']}"
+    return f"no claim: the paper does not claim that {what} hides this secret; the row shows what it reveals"
 
 
 def rows_for(rep: dict[str, Any], setting_text: str = "") -> list[Row]:
