@@ -43,12 +43,15 @@ class ReproduceContext:
         self.full = not quick
         self.jobs = jobs
         self.started = time.perf_counter()
+        # `veil reproduce` turns the progress lines on; `veil explain` re-runs reproducers many
+        # times and keeps its own
+        self.show_progress = False
         (out_dir / "figures").mkdir(parents=True, exist_ok=True)
 
     def progress(self, what: str) -> None:
         """One line per figure, table or point on stderr, with the section's elapsed time, so a
         section that runs for minutes is never silent (a terminal only unless VEIL_PROGRESS=1)."""
-        if progress_wanted():
+        if self.show_progress and progress_wanted():
             print(f"[{self.system}] {what} ({time.perf_counter() - self.started:.0f} s)", file=sys.stderr, flush=True)
 
     @property
@@ -243,6 +246,7 @@ def reproduce(systems: list[str], out_dir: Path, store: ResultStore | None, quic
         for rep in reps:
             sec = Section(rep.system, rep.title)
             ctx = ReproduceContext(sec, out_dir, store, quick, jobs, client)
+            ctx.show_progress = True
             log(f"[{rep.system}] {rep.title} ...")
             t0 = time.perf_counter()
             load0 = machine_load()
