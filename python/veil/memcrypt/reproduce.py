@@ -59,6 +59,17 @@ SPEEDUPS = {  # label -> (spec variant, base variant)
     "aes_direct_inline_256k": ("aes_spec_inline", "aes_base"),
     "mac_counter_inline_256k": ("ctr_mac_inline", "ctr_base"),
 }
+# The speedup bound's machines: each speculating scheme with free cryptography (every cipher
+# latency and compare zero) and the same traffic (MACs, bitmap lines, counters, bus).
+ZERO_CRYPTO = {"aes_latency_ns": 0.0, "tdes_latency_ns": 0.0, "compare_cycles": 0.0}
+for _s in ("aes_spec", "tdes_spec", "ctr_mac", "ctr_ct", "aes_spec_inline", "ctr_mac_inline"):
+    VARIANTS[f"{_s}_z0"] = ({**VARIANTS[_s][0], **ZERO_CRYPTO}, VARIANTS[_s][1])
+# TDES moves no bitmaps: the FVT's size changes no traffic, and with free cryptography no time.
+BOUND_MACHINE = {"tdes_spec16": "tdes_spec_z0", "tdes_spec32": "tdes_spec_z0"}
+# How far a speedup may pass its bound: the SDRAM model is not monotone in arrival times (a later
+# request can find its row open), measured up to +0.012% on synthetic streams
+# (crates/veil-memcrypt/tests/timing.rs, BOUND_TOL).
+BOUND_TOL = 0.001
 
 
 def row(label: str, value: float | None, **kw) -> Row:
@@ -120,6 +131,20 @@ class _Runs:
         """How speedup `hi` compares with `lo` on the mean and per workload."""
         return (f"means {self.mean(hi):+.3f} vs {self.mean(lo):+.3f}; higher on {self.beats(hi, lo)} of "
                 f"{len(self.workloads)} workloads")
+
+
+def speedup_bound(R: _Runs):
+    """Every 256 KB (workload, scheme) pair at the paper's clock ratio, those whose speedup passes
+    the bound (base IPC-time over the same speculating machine's with free cryptography, minus one,
+    plus BOUND_TOL), each pair's bound, and the pair closest to its bound."""
+    by = R.by
+    pairs = [(w, k) for w in R.workloads for k, (s_, b_) in SPEEDUPS.items()
+             if VARIANTS[s_][1] == 256 and VARIANTS[b_][1] == 256 and "cpu_mem_ratio" not in VARIANTS[s_][0]]
+    zero = {k: BOUND_MACHINE.get(SPEEDUPS[k][0], f"{SPEEDUPS[k][0]}_z0") for _, k in pairs}
+    bound = {(w, k): by[(w, zero[k])]["ipc"] / by[(w, SPEEDUPS[k][1])]["ipc"] - 1.0 for w, k in pairs}
+    over = [(w, k) for w, k in pairs if R.sp(w, k) > bound[(w, k)] + BOUND_TOL]
+    closest = max(pairs, key=lambda p: R.sp(*p) - bound[p])
+    return pairs, over, bound, closest
 
 
 def _intro(ctx, real: bool, recs: int, warm: int) -> None:
@@ -233,21 +258,15 @@ def _fig7(ctx, R: _Runs) -> None:
             unit="x-1", shape=Shape("<", 0.0), source="paper §6.2: gains shrink with a larger L2",
             note=above("tdes_direct_1m", "tdes_direct_256k")),
     ]
-    # The bound: speculation can at most remove the time spent in decryption and authentication,
-    # so no speedup may exceed the unprotected machine's IPC over the encrypted one's, minus one.
-    pairs = [(w, k) for w in workloads for k, (s_, b_) in SPEEDUPS.items()
-             if VARIANTS[s_][1] == 256 and VARIANTS[b_][1] == 256 and "cpu_mem_ratio" not in VARIANTS[s_][0]]
-    bound = {(w, k): by[(w, "plain")]["ipc"] / by[(w, SPEEDUPS[k][1])]["ipc"] - 1.0 for w, k in pairs}
-    over = [(w, k) for w, k in pairs if sp(w, k) > bound[(w, k)] + 1e-9]
-    closest = max(pairs, key=lambda p: sp(*p) - bound[p])
-    r7.append(row("(workload, scheme) pairs at 256 KB whose speedup exceeds the share of time spent in decryption "
-                  "and authentication", len(over), unit=f"of {len(pairs)}", shape=Shape("==", 0),
-                  source="bound: speculation removes at most the crypto time (unprotected IPC / encrypted IPC - 1)",
+    pairs, over, bound, closest = speedup_bound(R)
+    r7.append(row("(workload, scheme) pairs at 256 KB whose speedup exceeds that of the same machine with free "
+                  "cryptography", len(over), unit=f"of {len(pairs)}", shape=Shape("==", 0),
+                  source="bound: speculation removes at most the crypto time; the machine with zero cipher latency "
+                         "and the same MAC, bitmap and counter traffic gains all of it",
                   metric="memcrypt/speedup_bound_violations",
-                  self_check="the model checking itself: a speculation that gains more than the crypto time "
-                             "it hides would be a bug in the timing model, not a finding about the paper",
                   note=(f"over: {', '.join(f'{w} {k}' for w, k in over)}; " if over else "") +
-                       f"closest: {closest[0]} {closest[1]} at {sp(*closest):+.4f} against {bound[closest]:+.4f}"))
+                       f"closest: {closest[0]} {closest[1]} at {sp(*closest):+.4f} against {bound[closest]:+.4f} "
+                       f"(tolerance {BOUND_TOL:.1%}: the SDRAM model is not monotone in arrival times)"))
     ctx.figure(fig, "fig7_direct_speedup",
                "Fig. 7: IPC speedup of ciphertext + MAC speculation (8 frequent values) over the same encrypted machine "
                "without it, TDES and AES-256 direct encryption, secure policy, 1:5 clock ratio.", r7, data=d7)
