@@ -200,3 +200,18 @@ def test_the_speedup_bound_catches_a_scheme_that_gains_more_than_free_cryptograp
     _, over, _, closest = speedup_bound(_Runs(["w"], by))
     assert over == [("w", "mac_counter_256k")] and closest == ("w", "mac_counter_256k")
     assert SPEEDUPS["mac_counter_256k"][0] == "ctr_mac"
+
+
+def test_every_result_says_where_the_counters_live():
+    from veil.memcrypt.reproduce import counters_caption
+
+    on = run(cipher="tdes")
+    off = run(cipher="tdes", counter_cache_entries=1024)
+    assert on["counter_placement"].startswith("on chip") and on["counter_misses"] == 0
+    assert off["counter_placement"] == "off chip under a counter tree of arity 8, counter cache of 1024 entries (64 KB, 4-way)"
+    assert off["counter_misses"] > 0
+    assert run(encryption=False)["counter_placement"] == "none (no encryption)"
+    # The reproducer's captions name every placement among the figure's machines.
+    assert counters_caption([on, run(encryption=False)]) == f" Counters: {on['counter_placement']}."
+    both = counters_caption([on, off])
+    assert both.count("; ") == 1 and "on chip" in both and "off chip" in both

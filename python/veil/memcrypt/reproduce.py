@@ -116,6 +116,7 @@ class _Runs:
         self.workloads, self.by = workloads, by
         # "most workloads": at least three quarters of them
         self.most = -(-3 * len(workloads) // 4)
+        self.counters = counters_caption(by.values())
 
     def sp(self, w: str, key: str) -> float:
         s, b = SPEEDUPS[key]
@@ -131,6 +132,13 @@ class _Runs:
         """How speedup `hi` compares with `lo` on the mean and per workload."""
         return (f"means {self.mean(hi):+.3f} vs {self.mean(lo):+.3f}; higher on {self.beats(hi, lo)} of "
                 f"{len(self.workloads)} workloads")
+
+
+def counters_caption(results) -> str:
+    """The sentence a timing figure's caption ends with: where its machines keep their counters
+    (replay protection rests on them, and on chip they cost nothing)."""
+    where = sorted({r["counter_placement"] for r in results if r.get("counter_placement", "").startswith(("on", "off"))})
+    return f" Counters: {'; '.join(where) or 'none (no encryption)'}."
 
 
 def speedup_bound(R: _Runs):
@@ -269,7 +277,7 @@ def _fig7(ctx, R: _Runs) -> None:
                        f"(tolerance {BOUND_TOL:.1%}: the SDRAM model is not monotone in arrival times)"))
     ctx.figure(fig, "fig7_direct_speedup",
                "Fig. 7: IPC speedup of ciphertext + MAC speculation (8 frequent values) over the same encrypted machine "
-               "without it, TDES and AES-256 direct encryption, secure policy, 1:5 clock ratio.", r7, data=d7)
+               "without it, TDES and AES-256 direct encryption, secure policy, 1:5 clock ratio." + R.counters, r7, data=d7)
 
 
 def _fig8(ctx, R: _Runs) -> None:
@@ -293,7 +301,7 @@ def _fig8(ctx, R: _Runs) -> None:
                note="'little' taken as within 1%")]
     ctx.figure(fig, "fig8_counter_mode",
                "Fig. 8: counter mode (AES-CTR pads precomputed when the miss is sent): MAC speculation hides the MAC check; "
-               "ciphertext speculation has nothing to hide once pads are precomputed.", r8, data=d8)
+               "ciphertext speculation has nothing to hide once pads are precomputed." + R.counters, r8, data=d8)
 
 
 def _fig9(ctx, R: _Runs) -> None:
@@ -329,7 +337,7 @@ def _fig9(ctx, R: _Runs) -> None:
                source="paper §6.3 (stated for AES): slower memory leaves speculation more time",
                note=above("tdes_direct_1to6", "tdes_direct_1to4"))]
     ctx.figure(fig, "fig9_clock_ratio", "Fig. 9: AES speedup at CPU:memory clock ratios 1:4, 1:5, 1:6 (left); "
-               "beyond the paper, TDES, whose speculation needs no bitmaps (right).", r9, data=d9)
+               "beyond the paper, TDES, whose speculation needs no bitmaps (right)." + R.counters, r9, data=d9)
 
 
 def _fig10(ctx, R: _Runs) -> None:
@@ -349,14 +357,14 @@ def _fig10(ctx, R: _Runs) -> None:
                source="paper §6.4: little, can lose",
                note=f"'little' taken as under 3 points; 32 loses to 8 on: {', '.join(loses) or 'none'}")]
     ctx.figure(fig, "fig10_fvt_size", "Fig. 10: TDES with 8, 16, 32 frequent values: more candidates per miss occupy "
-               "the shared engines, so speculation for misses in a burst finishes later.", r10, data=d10)
+               "the shared engines, so speculation for misses in a burst finishes later." + R.counters, r10, data=d10)
 
 
 def _inline_bitmaps(ctx, R: _Runs) -> None:
     """Beyond the paper: bitmaps carried with each line's MACs against the bitmap cache."""
     by, workloads, sp = R.by, R.workloads, R.sp
     ctx.grid("Beyond the paper: bitmaps carried with each line's MACs (no bitmap lines, no bitmap cache) against "
-             "the paper's bitmap cache, speedup of speculation at 256 KB",
+             "the paper's bitmap cache, speedup of speculation at 256 KB." + R.counters,
              ["workload", "AES direct, bitmap cache", "AES direct, inline bitmap", "counter MAC spec., bitmap cache",
               "counter MAC spec., inline bitmap", "bitmap lines read per bitmap lookup"],
              [[w, f"{sp(w, 'aes_direct_256k'):.4f}", f"{sp(w, 'aes_direct_inline_256k'):.4f}",
@@ -454,5 +462,6 @@ def _beyond(ctx, workloads: list[str], by: dict, recs: int, warm: int) -> None:
                       f"{got[('pad_precompute', pre, True)]['ipc'] / got[('pad_precompute', pre, False)]['ipc'] - 1:.4f}"])
     ctx.figure(fig, "beyond_sweeps", f"Beyond the paper, on {w} (where encryption costs the most): speedup of "
                "speculation against the number of crypto pipelines and the TDES latency, and AES against the bitmap "
-               "cache size and the bitmap prefetch degree (stream prefetcher), and TDES against the reorder buffer's size.", [])
+               "cache size and the bitmap prefetch degree (stream prefetcher), and TDES against the reorder buffer's size."
+               + counters_caption(res), [])
     ctx.grid(f"Beyond the paper on {w}: speedup of speculation", ["parameter", "value", "speedup"], table)

@@ -306,6 +306,9 @@ RUN_RESULTS = {
     "paired_share_at_fetch": ("", "the same had each line been re-ordered with the FVT of its fetch (Fig. 6's measure)"),
     "chunk_predictability": ("", "share of fetched chunks whose speculation hit; None on a machine without "
                                  "ciphertext or MAC speculation (see chunk_predictability_note)"),
+    "counter_placement": ("", "where the per-line counters (nonces) live in the timing model: on chip (unbounded "
+                              "trusted storage, uncharged) or off chip under a counter tree with a counter cache of "
+                              "N entries (charged: counter_misses, tree_fetches)"),
     "chunk_predictability_note": ("", "why chunk_predictability is None (absent when it is a number)"),
     "ipc_low": ("instr/cycle", "sampled: lower end of the IPC interval (sample_confidence)"),
     "ipc_high": ("instr/cycle", "sampled: upper end of the IPC interval"),
@@ -347,6 +350,7 @@ def run(cfg: MachineConfig) -> dict[str, Any]:
     r["paired_share_natural"] = r["frequent_words_paired_natural"] / fq
     r["paired_share_reordered"] = r["frequent_words_paired_reordered"] / fq
     r["paired_share_at_fetch"] = r["frequent_words_paired_at_fetch"] / fq
+    r["counter_placement"] = counter_placement(cfg)
     if cfg.encryption and (cfg.ct_speculation or cfg.mac_speculation):
         r["chunk_predictability"] = r["chunks_predicted"] / max(r["chunks"], 1)
     else:
@@ -356,6 +360,17 @@ def run(cfg: MachineConfig) -> dict[str, Any]:
         r["chunk_predictability_note"] = ("no speculation on this machine (encryption off)" if not cfg.encryption
                                           else "no speculation on this machine (ct_speculation and mac_speculation off)")
     return r
+
+
+def counter_placement(cfg: MachineConfig) -> str:
+    """Where the timing model keeps each line's counter: the replay protection and its cost rest on it."""
+    if not cfg.encryption:
+        return "none (no encryption)"
+    if cfg.counter_cache_entries == 0:
+        return "on chip (8 B per line, unbounded, not charged)"
+    kb = cfg.counter_cache_entries * 64 / 1024
+    return (f"off chip under a counter tree of arity {cfg.tree_arity}, counter cache of {cfg.counter_cache_entries} "
+            f"entries ({kb:g} KB, {cfg.counter_cache_ways}-way)")
 
 
 class CheckConfig(MachineConfig):
