@@ -57,6 +57,10 @@ def test_speculation_and_writeback_work_are_counted_apart():
     assert run(encryption=False)["chunk_predictability"] is None
     assert 0 < spec["chunk_predictability"] < 1 and "chunk_predictability_note" not in spec
     assert run(cipher="tdes", ct_speculation=False)["chunk_predictability"] is not None
+    from veil.core.registry import REGISTRY
+
+    exp = REGISTRY.experiment("memcrypt.run")
+    assert [k for k in base if exp.result_doc(k) is None] == []
 
 
 def test_same_seed_same_result_and_python_matches_native_defaults():
