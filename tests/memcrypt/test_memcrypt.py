@@ -45,6 +45,24 @@ def test_speculation_helps_tdes_and_l2_latency_follows_the_l2_size():
     assert big["ipc"] > plain["ipc"]
 
 
+def test_speculation_and_writeback_work_are_counted_apart():
+    base = run(cipher="tdes", ct_speculation=False, mac_speculation=False)
+    spec = run(cipher="tdes")
+    # TDES writeback: one key operation, then a ciphertext and a MAC per 64-bit chunk.
+    for r in (base, spec):
+        assert r["writeback_ops"] == r["writebacks"] * (1 + 2 * 8)
+    assert base["spec_ops"] == 0 and spec["spec_ops"] > 0
+    # Predictability is a speculating machine's number only.
+    assert base["chunk_predictability"] is None and "no speculation" in base["chunk_predictability_note"]
+    assert run(encryption=False)["chunk_predictability"] is None
+    assert 0 < spec["chunk_predictability"] < 1 and "chunk_predictability_note" not in spec
+    assert run(cipher="tdes", ct_speculation=False)["chunk_predictability"] is not None
+    from veil.core.registry import REGISTRY
+
+    exp = REGISTRY.experiment("memcrypt.run")
+    assert [k for k in base if exp.result_doc(k) is None] == []
+
+
 def test_same_seed_same_result_and_python_matches_native_defaults():
     assert run(cipher="aes128") == run(cipher="aes128")
     native = json.loads(_native.memcrypt.defaults())
@@ -170,3 +188,34 @@ def test_reproducer_writes_the_results_keys(veil_cli, tmp_path, store_path):
     assert refs["memcrypt/fig7_direct_speedup/tdes_beats_aes"]["basis"] == "calibrated"
     assert refs["memcrypt/false_hits"]["basis"] == "computed"
     assert_inverted_shapes_fail("memcrypt", store_path, tmp_path / "rep2", expected)
+
+
+def test_the_speedup_bound_catches_a_scheme_that_gains_more_than_free_cryptography():
+    from veil.memcrypt.reproduce import BOUND_TOL, SPEEDUPS, VARIANTS, _Runs, speedup_bound
+
+    # Every base machine at IPC 1.0, every speculating one at 1.05, every machine with free
+    # cryptography at 1.10: each scheme gains +5% against a bound of +10%.
+    by = {("w", v): {"ipc": 1.10 if v.endswith("_z0") else 1.0 if "base" in v else 1.05} for v in VARIANTS}
+    pairs, over, bound, _ = speedup_bound(_Runs(["w"], by))
+    assert len(pairs) == 8 and over == []
+    assert bound[("w", "tdes32_direct_256k")] == pytest.approx(0.10)
+    # A scheme whose engine cheats (say, skips its MAC traffic) outruns free cryptography.
+    by[("w", "ctr_mac")]["ipc"] = 1.10 + 2 * BOUND_TOL
+    _, over, _, closest = speedup_bound(_Runs(["w"], by))
+    assert over == [("w", "mac_counter_256k")] and closest == ("w", "mac_counter_256k")
+    assert SPEEDUPS["mac_counter_256k"][0] == "ctr_mac"
+
+
+def test_every_result_says_where_the_counters_live():
+    from veil.memcrypt.reproduce import counters_caption
+
+    on = run(cipher="tdes")
+    off = run(cipher="tdes", counter_cache_entries=1024)
+    assert on["counter_placement"].startswith("on chip") and on["counter_misses"] == 0
+    assert off["counter_placement"] == "off chip under a counter tree of arity 8, counter cache of 1024 entries (64 KB, 4-way)"
+    assert off["counter_misses"] > 0
+    assert run(encryption=False)["counter_placement"] == "none (no encryption)"
+    # The reproducer's captions name every placement among the figure's machines.
+    assert counters_caption([on, run(encryption=False)]) == f" Counters: {on['counter_placement']}."
+    both = counters_caption([on, off])
+    assert both.count("; ") == 1 and "on chip" in both and "off chip" in both

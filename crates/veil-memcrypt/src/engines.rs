@@ -118,7 +118,11 @@ pub struct Engines {
     full: Box<[u64; HORIZON_WORDS / 64]>,
     base: u64,
     pub demand_ops: u64,
+    /// Operations spent on speculation alone (candidate encryptions and MACs).
     pub spec_ops: u64,
+    /// Operations spent re-encrypting and re-MACing written-back lines: neither demand nor
+    /// speculation, and done by every encrypting machine, speculating or not.
+    pub writeback_ops: u64,
     /// The CPU has BMI2 and POPCNT (checked once): bookings use them.
     bmi2: bool,
     /// Book as before the speed work (word-by-word walk over full words, portable bit loops,
@@ -168,6 +172,7 @@ impl Engines {
             base: 0,
             demand_ops: 0,
             spec_ops: 0,
+            writeback_ops: 0,
             bmi2: has_bmi2(),
             reference: false,
         }
@@ -186,6 +191,7 @@ impl Engines {
         self.displaced = 0;
         self.demand_ops = 0;
         self.spec_ops = 0;
+        self.writeback_ops = 0;
     }
 
     /// The first slot an operation ready at `t` can take.

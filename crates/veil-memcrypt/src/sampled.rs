@@ -82,6 +82,7 @@ fn difference(b: &Results, a: &Results) -> Results {
         chunks,
         chunks_predicted,
         spec_ops,
+        writeback_ops,
         demand_ops,
         spec_displaced,
         bitmap_hits,

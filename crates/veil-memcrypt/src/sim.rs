@@ -132,7 +132,10 @@ pub struct Results {
     /// Cipher chunks fetched, and those whose value the speculation can match.
     pub chunks: u64,
     pub chunks_predicted: u64,
+    /// Engine operations spent on speculation (candidate ciphertexts and MACs).
     pub spec_ops: u64,
+    /// Engine operations re-encrypting and re-MACing written-back lines.
+    pub writeback_ops: u64,
     pub demand_ops: u64,
     /// Speculative operations a later miss's demand operation landed on under `demand_first`
     /// arbitration (the arbiter would have issued them later; the model keeps their times).
@@ -548,7 +551,7 @@ impl Sim {
             Mode::Direct => 1 + 2 * n,
             Mode::Counter => 4 + n,
         };
-        self.eng.spec_ops += ops;
+        self.eng.writeback_ops += ops;
         // The line goes to memory once it is encrypted and its MACs computed (its last
         // operation), with its new nonce or counter.
         // The bumped counter: its block must be in the counter cache (counters in memory).
@@ -760,6 +763,7 @@ impl Sim {
         r.cycles = self.t;
         r.ipc = if self.t > 0.0 { r.insts as f64 / self.t } else { 0.0 };
         r.spec_ops = self.eng.spec_ops;
+        r.writeback_ops = self.eng.writeback_ops;
         r.demand_ops = self.eng.demand_ops;
         r.spec_displaced = self.eng.displaced;
         let d = self.dram.stats();

@@ -269,7 +269,10 @@ RUN_RESULTS = {
                                            "frequent word but an odd one out)"),
     "chunks": ("", "cipher-size chunks fetched"),
     "chunks_predicted": ("", "chunks whose ciphertext speculation hit"),
-    "spec_ops": ("", "crypto engine operations spent on speculation"),
+    "spec_ops": ("operations", "crypto engine operations spent on speculation (candidate ciphertexts and MACs); "
+                               "0 on a machine that does not speculate"),
+    "writeback_ops": ("operations", "crypto engine operations re-encrypting and re-MACing written-back lines "
+                                    "(every encrypting machine, speculating or not)"),
     "demand_ops": ("", "crypto engine operations spent on demand decryption and MAC checks"),
     "spec_displaced": ("", "speculative operations a later miss's demand operation landed on under demand_first "
                            "arbitration (the model keeps their times: optimistic by at least one slot)"),
@@ -301,7 +304,12 @@ RUN_RESULTS = {
     "paired_share_natural": ("", "share of frequent words whose chunk is all frequent, in memory order"),
     "paired_share_reordered": ("", "the same after re-ordering with the stored bitmap (what the timing model uses)"),
     "paired_share_at_fetch": ("", "the same had each line been re-ordered with the FVT of its fetch (Fig. 6's measure)"),
-    "chunk_predictability": ("", "share of fetched chunks whose speculation hit"),
+    "chunk_predictability": ("", "share of fetched chunks whose speculation hit; None on a machine without "
+                                 "ciphertext or MAC speculation (see chunk_predictability_note)"),
+    "counter_placement": ("", "where the per-line counters (nonces) live in the timing model: on chip (unbounded "
+                              "trusted storage, uncharged) or off chip under a counter tree with a counter cache of "
+                              "N entries (charged: counter_misses, tree_fetches)"),
+    "chunk_predictability_note": ("", "why chunk_predictability is None (absent when it is a number)"),
     "ipc_low": ("instr/cycle", "sampled: lower end of the IPC interval (sample_confidence)"),
     "ipc_high": ("instr/cycle", "sampled: upper end of the IPC interval"),
     "ipc_rel_se": ("", "sampled: standard error of the cycle estimate, relative"),
@@ -342,8 +350,27 @@ def run(cfg: MachineConfig) -> dict[str, Any]:
     r["paired_share_natural"] = r["frequent_words_paired_natural"] / fq
     r["paired_share_reordered"] = r["frequent_words_paired_reordered"] / fq
     r["paired_share_at_fetch"] = r["frequent_words_paired_at_fetch"] / fq
-    r["chunk_predictability"] = r["chunks_predicted"] / max(r["chunks"], 1)
+    r["counter_placement"] = counter_placement(cfg)
+    if cfg.encryption and (cfg.ct_speculation or cfg.mac_speculation):
+        r["chunk_predictability"] = r["chunks_predicted"] / max(r["chunks"], 1)
+    else:
+        # The FVT is still consulted (Fig. 5 measures it for every machine), but no speculation
+        # acts on it: a hit rate would describe a mechanism this machine does not have.
+        r["chunk_predictability"] = None
+        r["chunk_predictability_note"] = ("no speculation on this machine (encryption off)" if not cfg.encryption
+                                          else "no speculation on this machine (ct_speculation and mac_speculation off)")
     return r
+
+
+def counter_placement(cfg: MachineConfig) -> str:
+    """Where the timing model keeps each line's counter: the replay protection and its cost rest on it."""
+    if not cfg.encryption:
+        return "none (no encryption)"
+    if cfg.counter_cache_entries == 0:
+        return "on chip (8 B per line, unbounded, not charged)"
+    kb = cfg.counter_cache_entries * 64 / 1024
+    return (f"off chip under a counter tree of arity {cfg.tree_arity}, counter cache of {cfg.counter_cache_entries} "
+            f"entries ({kb:g} KB, {cfg.counter_cache_ways}-way)")
 
 
 class CheckConfig(MachineConfig):

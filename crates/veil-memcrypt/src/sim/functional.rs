@@ -43,6 +43,7 @@ impl Sim {
         let mut r = self.r.clone();
         r.cycles = self.t;
         r.spec_ops = self.eng.spec_ops;
+        r.writeback_ops = self.eng.writeback_ops;
         r.demand_ops = self.eng.demand_ops;
         r.spec_displaced = self.eng.displaced;
         let d = self.dram.stats();
