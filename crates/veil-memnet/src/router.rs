@@ -601,7 +601,9 @@ impl Routers {
                 // Thread k steps chunk k first, then any chunk not yet taken: a worker the
                 // machine delays past the caller's chunk does not join, and the caller steps
                 // its chunk too (each chunk keeps its own scratch, whoever steps it).
-                let parts: Vec<Mutex<(usize, &mut [Router], &mut Scratch, bool)>> = self
+                // (first router, routers, scratch, done)
+                type Part<'a> = Mutex<(usize, &'a mut [Router], &'a mut Scratch, bool)>;
+                let parts: Vec<Part> = self
                     .list
                     .chunks_mut(chunk)
                     .zip(self.scratch.iter_mut())
