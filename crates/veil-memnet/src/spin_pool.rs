@@ -35,7 +35,7 @@ const SPIN_MAX: Duration = Duration::from_micros(200);
 const SPIN_MIN: Duration = Duration::from_micros(20);
 /// How long the caller spins for a started worker before it parks: a share's work on a running
 /// thread is well under this; longer means the worker was descheduled.
-const CALLER_SPIN: Duration = Duration::from_micros(50);
+const CALLER_SPIN: Duration = Duration::from_micros(100);
 /// A jump of the clock this long between two looks while spinning means this thread was
 /// preempted (a look is well under a microsecond).
 const PREEMPTED: Duration = Duration::from_micros(30);
