@@ -38,7 +38,7 @@ const SPIN_MIN: Duration = Duration::from_micros(20);
 const CALLER_SPIN: Duration = Duration::from_micros(100);
 /// A jump of the clock this long between two looks while spinning means this thread was
 /// preempted (a look is well under a microsecond).
-const PREEMPTED: Duration = Duration::from_micros(30);
+const PREEMPTED: Duration = Duration::from_micros(15);
 /// After a preemption a worker parks at once for this many jobs, doubling on each preemption
 /// up to `BACKOFF_MAX` and halving on each clean spin.
 const BACKOFF_MIN: u32 = 8;
@@ -171,14 +171,14 @@ fn wait_for_workers(sh: &Shared, joined: usize) {
     }
 }
 
-/// How long a worker spins for the next job: about twice the caller's recent serial gap, or the
+/// How long a worker spins for the next job: 1.5x the caller's recent mean serial gap, or the
 /// minimum when that gap is too long to be worth spinning through.
 fn spin_budget(sh: &Shared) -> Duration {
     let gap = Duration::from_nanos(sh.gap_ns.load(Ordering::Relaxed));
     if gap > SPIN_MAX {
         SPIN_MIN
     } else {
-        (2 * gap).clamp(SPIN_MIN, SPIN_MAX)
+        (gap + gap / 2).clamp(SPIN_MIN, SPIN_MAX)
     }
 }
 
@@ -388,7 +388,7 @@ mod tests {
         let pool = SpinPool::new(2, "t").unwrap();
         let sh = &*pool.shared;
         sh.gap_ns.store(50_000, Ordering::Relaxed);
-        assert_eq!(spin_budget(sh), Duration::from_micros(100));
+        assert_eq!(spin_budget(sh), Duration::from_micros(75));
         sh.gap_ns.store(1_000, Ordering::Relaxed);
         assert_eq!(spin_budget(sh), SPIN_MIN);
         sh.gap_ns.store(150_000, Ordering::Relaxed);
