@@ -10,12 +10,16 @@ Two workloads, both with the booksim_compat router and uniform traffic, BookSim2
 - 1056-node dragonfly (p=4, a=8, h=4, 33 groups; local 10 / global 100 cycles, 2 VCs x 256,
   internal speedup 2, min routing) at 0.45 for 60,000 cycles, on 1 thread and on every core
   in the same run (wall time: threads save wall time, never CPU time). Target <= 10 s wall on
-  2 cores. BookSim2: 531 CPU-s.
+  2 cores. BookSim2: 531 CPU-s. CPU efficiency beside wall: CPU-s on every core / CPU-s on 1
+  thread for the same result (target <= 1.2: the router pool must not burn a core spinning for
+  a descheduled peer), measured alone and again (18,000 cycles) beside a CPU hog (a Python busy
+  loop started and killed by the bench).
 The load average is printed beside each figure: on a shared machine wall times follow it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import subprocess
@@ -43,11 +47,11 @@ def mesh_config() -> dict:
     return _fixed(engine.booksim_preset("mesh8x8", 0.25))
 
 
-def dragonfly1056_config(threads: int | None = None) -> dict:
+def dragonfly1056_config(threads: int | None = None, measure: int = 50_000) -> dict:
     cfg = engine.booksim_preset("dragonfly72", 0.45)
     cfg["topology"].update(p=4, a=8, h=4)
     cfg["threads"] = threads
-    return _fixed(cfg)
+    return _fixed(cfg, measure=measure)
 
 
 def find_booksim() -> pathlib.Path | None:
@@ -120,6 +124,40 @@ def timed(cfg: dict) -> tuple[dict, float, float]:
     return r, time.process_time() - t0, time.perf_counter() - w0
 
 
+@contextlib.contextmanager
+def cpu_hog():
+    """A busy loop in another process for the span of the block: a machine with one core taken."""
+    p = subprocess.Popen([sys.executable, "-c", "while 1: pass"])
+    try:
+        yield p
+    finally:
+        p.kill()
+        p.wait()
+
+
+def thread_efficiency(ctx, cfg_of, label: str, threads: int, wall_target: str | None = None) -> tuple:
+    """One workload on 1 thread and then on `threads`: reports the wall ratio and the CPU
+    efficiency (CPU-s on `threads` / CPU-s on 1 thread); raises if the results differ.
+    Returns the result, the threads used, then (CPU-s, wall-s) of 1 thread and of those."""
+    ctx.log(load())
+    one, cpu1, wall1 = timed(cfg_of(1))
+    par, cpun, walln = timed(cfg_of(threads))
+    ctx.log(load())
+    for x in (one, par):
+        x.pop("wall_seconds")
+    used = par.pop("threads")
+    one.pop("threads")
+    if one != par:
+        raise RuntimeError(f"memnet {label}: results differ between 1 and {used} threads")
+    ctx.report(f"memnet/{label}_wall_{used}_threads", walln, unit="s", baseline=wall1, ratio=wall1 / walln,
+               baseline_name="1 thread", target=wall_target)
+    ctx.report(f"memnet/{label}_cpu_efficiency_{used}_threads", cpun / cpu1, unit="x CPU of 1 thread",
+               target="<= 1.2")
+    ctx.log(f"{label}: {cpu1:.2f} CPU-s / {wall1:.2f} s wall on 1 thread, {cpun:.2f} CPU-s / {walln:.2f} s "
+            f"on {used}; results identical")
+    return one, used, cpu1, wall1, cpun, walln
+
+
 def bench_mesh_process(ctx) -> None:
     binary = find_booksim()
     veil_runs, bs_runs = [], []
@@ -158,24 +196,15 @@ def bench(ctx):
                baseline=BOOKSIM_MESH_CYCLES_PER_S, baseline_name="BookSim2 (recorded)")
     ctx.report("memnet/mesh8x8_packets_per_s", r["packets_delivered"] / cpu, unit="packets/s")
     n = os.cpu_count() or 1
-    ctx.log(load())
-    one, cpu1, wall1 = timed(dragonfly1056_config(1))
-    ctx.log(load())
-    par, cpun, walln = timed(dragonfly1056_config(n))
-    ctx.log(load())
-    for x in (one, par):
-        x.pop("wall_seconds")
-    used = par.pop("threads")
-    one.pop("threads")
-    if one != par:
-        ctx.log("ERROR: the dragonfly results differ between 1 and N threads")
+    one, used, cpu1, wall1, cpun, _ = thread_efficiency(ctx, dragonfly1056_config, "dragonfly1056", n,
+                                                        wall_target="<= 10 (2 cores)")
     ctx.report("memnet/dragonfly1056_wall_1_thread", wall1, unit="s", target="<= 10 (2 cores)")
-    ctx.report(f"memnet/dragonfly1056_wall_{used}_threads", walln, unit="s", baseline=wall1, ratio=wall1 / walln,
-               baseline_name="1 thread", target="<= 10 (2 cores)")
     ctx.report("memnet/dragonfly1056_cpu_seconds", cpu1, unit="CPU-s", baseline=BOOKSIM_DRAGONFLY_SECONDS,
                ratio=BOOKSIM_DRAGONFLY_SECONDS / cpu1, baseline_name="BookSim2 (recorded)")
     ctx.report(f"memnet/dragonfly1056_cpu_seconds_{used}_threads", cpun, unit="CPU-s")
     ctx.report("memnet/dragonfly1056_cycles_per_s", one["cycles_simulated"] / cpu1, unit="cycles/s")
+    with cpu_hog():
+        thread_efficiency(ctx, lambda t: dragonfly1056_config(t, measure=8_000), "dragonfly1056_beside_hog", n)
 
 
 # Memory-centric network (memnet.memsys): a 1,000,000-record trace (veil-trace format, written

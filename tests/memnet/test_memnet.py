@@ -122,7 +122,7 @@ def test_compare_metrics():
     assert compare(ref, veil)["max_latency_error"] == float("inf")
 
 
-def test_benchmark_workloads_are_the_issue_s():
+def _bench_module():
     import importlib.util
     import pathlib
 
@@ -130,6 +130,11 @@ def test_benchmark_workloads_are_the_issue_s():
     spec = importlib.util.spec_from_file_location("memnet_bench_under_test", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def test_benchmark_workloads_are_the_issue_s():
+    mod = _bench_module()
     m = mod.mesh_config()
     assert m["topology"] == {"kind": "mesh", "k": 8, "n": 2, "latency": 1, "flit_cycles": 1}
     assert m["traffic"]["rate"] == 0.25 and m["traffic"]["packet_size"] == 4
@@ -139,6 +144,31 @@ def test_benchmark_workloads_are_the_issue_s():
     assert (t["p"], t["a"], t["h"]) == (4, 8, 4) and d["traffic"]["rate"] == 0.45
     engine.check(d)
 
+
+def test_bench_reports_cpu_efficiency_beside_wall_and_kills_its_hog():
+    from veil.core.bench import BenchContext
+
+    mod = _bench_module()
+    lines = []
+    ctx = BenchContext("memnet", log=lines.append)
+
+    def tiny(threads):
+        # 144 routers: above the size where routers step on the pool.
+        cfg = mod._fixed(engine.booksim_preset("mesh8x8", 0.25), warmup=200, measure=800)
+        cfg["topology"]["k"] = 12
+        cfg["threads"] = threads
+        return cfg
+
+    with mod.cpu_hog() as hog:
+        assert hog.poll() is None
+        one, used, cpu1, _, cpun, _ = mod.thread_efficiency(ctx, tiny, "tiny", 2)
+    assert hog.poll() is not None, "the CPU hog outlived the bench"
+    assert used == 2 and one["cycles_simulated"] >= 1000
+    assert ctx.results["memnet/tiny_cpu_efficiency_2_threads"] == pytest.approx(cpun / cpu1)
+    text = "\n".join(lines)
+    assert "memnet/tiny_wall_2_threads" in text and "1 thread:" in text
+    assert "memnet/tiny_cpu_efficiency_2_threads" in text and "target: <= 1.2" in text
+    assert "results identical" in text and "load average" in text
 
 def test_cli_latency_load_figure(veil_cli, tmp_path):
     write(tmp_path / "m.toml", 'experiment = "memnet.latency_load"\nk = 4\nmode = "fixed"\nmeasure_cycles = 2000\n')

@@ -598,20 +598,27 @@ impl Routers {
                         }
                     }
                 };
-                // The calling thread steps the first chunk itself and the pool's threads the
-                // others: one handover per cycle and thread.
-                let parts: Vec<Mutex<(usize, &mut [Router], &mut Scratch)>> = self
+                // Thread k steps chunk k first, then any chunk not yet taken: a worker the
+                // machine delays past the caller's chunk does not join, and the caller steps
+                // its chunk too (each chunk keeps its own scratch, whoever steps it).
+                // (first router, routers, scratch, done)
+                type Part<'a> = Mutex<(usize, &'a mut [Router], &'a mut Scratch, bool)>;
+                let parts: Vec<Part> = self
                     .list
                     .chunks_mut(chunk)
                     .zip(self.scratch.iter_mut())
                     .enumerate()
-                    .map(|(i, (rs, s))| Mutex::new((i * chunk, rs, s)))
+                    .map(|(i, (rs, s))| Mutex::new((i * chunk, rs, s, false)))
                     .collect();
+                let n = parts.len();
                 pool.run(&|k| {
-                    if let Some(part) = parts.get(k) {
-                        let mut g = part.lock().unwrap_or_else(|e| e.into_inner());
-                        let (first, rs, s) = &mut *g;
-                        step_chunk(*first, rs, s);
+                    for i in (k..n).chain(0..k.min(n)) {
+                        let Ok(mut g) = parts[i].try_lock() else { continue };
+                        let (first, rs, s, done) = &mut *g;
+                        if !*done {
+                            step_chunk(*first, rs, s);
+                            *done = true;
+                        }
                     }
                 });
             }
