@@ -36,7 +36,7 @@ setup: $(STAMP)
 # The test extra (pyproject.toml), installed without rebuilding Veil. PyORAM 0.2.1 is an sdist that
 # builds its cffi helper only when cffi is importable while it builds (else `import pyoram` fails
 # although pip lists it): cffi first, then a check that imports the helper. A PyORAM built earlier
-# without it (pip's wheel cache, an old venv) is rebuilt once from source; if the helper still
+# without it (pip's wheel cache, an old venv) is rebuilt once from its sdist (never a wheel found elsewhere); if the helper still
 # does not import, set-up fails here and says so.
 TEST_REQS = $(shell $(PY) -c "import tomllib; print(' '.join(repr(r) for r in tomllib.load(open('pyproject.toml','rb'))['project']['optional-dependencies']['test']))" 2>/dev/null)
 PYORAM_OK := $(PY) -c "import pyoram.util._virtual_heap_helper" 2>/dev/null
@@ -44,7 +44,7 @@ $(TEST_STAMP): $(STAMP)
 	$(PIP) install --quiet "cffi>=1.0"
 	$(PIP) install --quiet --no-build-isolation $(TEST_REQS)
 	@$(PYORAM_OK) || { echo "PyORAM's cffi helper is missing: rebuilding PyORAM from source"; \
-	  $(PIP) install --quiet --no-build-isolation --no-cache-dir --force-reinstall --no-deps "PyORAM>=0.2.1"; }
+	  $(PIP) install --quiet --no-build-isolation --no-cache-dir --no-binary PyORAM --force-reinstall --no-deps "PyORAM>=0.2.1"; }
 	@$(PYORAM_OK) || { echo "error: PyORAM installed but 'import pyoram.util._virtual_heap_helper' fails: its cffi helper did not build (needs cffi and a C compiler)"; exit 1; }
 	touch $(TEST_STAMP)
 
