@@ -96,7 +96,7 @@ def test_selection_rule(ref):
            "area_mm2": np.array([1.0, 5.0, 9.0, 1.0])}
     toy["power_w"] = np.array([0.5, 0.1, 0.1, 0.1])
     assert D.select(toy, 0.2) == 1
-    with pytest.raises(ConfigError, match="lowest reachable is 100.0 mW"):
+    with pytest.raises(ConfigError, match="lowest reachable is 100 mW"):
         D.select(toy, 0.05)
 
 
