@@ -172,7 +172,9 @@ def test_list_knows_every_system_the_readme_names(veil_cli):
 # Item 3 (the parts in veil.core): a sweep's bar runs its clock during the first point; a
 # benchmark's lines come as they are known, with its elapsed time on a terminal between them.
 def test_a_sweep_bar_shows_elapsed_time_before_the_first_point_ends(veil_cli, files):
-    write(files / "slow.toml", 'experiment = "memnet.memsys"\n[base]\nrequests_per_cpu = 8000\n'
+    # a first point of several seconds on a quiet machine (8,000 requests took 0.8 s: too short
+    # for the bar's one-second clock to show, so the test failed on a fast machine)
+    write(files / "slow.toml", 'experiment = "memnet.memsys"\n[base]\nrequests_per_cpu = 40000\n'
                                '[grid]\nseed = [1, 2]\n')
     r = veil_cli("sweep", "slow.toml", "--jobs", "1", env={"VEIL_PROGRESS": "1"})
     assert r.rc == 0, r.err
