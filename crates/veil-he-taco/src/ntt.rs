@@ -121,6 +121,33 @@ mod tests {
         r
     }
 
+    /// Counts of one forward and one inverse transform, counted by hand (not from a run).
+    /// N = 8 has log2 8 = 3 stages of N/2 = 4 butterflies: 12 butterflies; the stages read
+    /// 1 + 2 + 4 = 7 = N - 1 twiddles. A butterfly is one modmul, two modadds (the add and the
+    /// subtract), two coefficient reads and two writes. Forward: modmuls 12, modadds 24, reads
+    /// 24 + 7 = 31, writes 24. The inverse adds the n^-1 scaling, one modmul, one read and one
+    /// write per coefficient: modmuls 12 + 8 = 20, reads 31 + 8 = 39, writes 24 + 8 = 32.
+    /// N = 16: 4 stages x 8 = 32 butterflies, 15 twiddles. Forward: modmuls 32, modadds 64,
+    /// reads 64 + 15 = 79, writes 64; inverse: modmuls 32 + 16 = 48, reads 79 + 16 = 95,
+    /// writes 64 + 16 = 80. Both transforms put N coefficients through the block.
+    #[test]
+    fn counts_match_a_hand_count_for_small_n() {
+        let hand = |bf, mm, ma, rd, wr, n| Counts { butterflies: bf, modmuls: mm, modadds: ma, sram_reads: rd,
+                                                       sram_writes: wr, coeffs: n, ..Counts::default() };
+        // 17 = 2*8 + 1 and 97 = 3*32 + 1: primes with a primitive 2N-th root of unity
+        for (n, q, fwd, inv) in [(8usize, 17u64, hand(12, 12, 24, 31, 24, 8), hand(12, 20, 24, 39, 32, 8)),
+                                 (16, 97, hand(32, 32, 64, 79, 64, 16), hand(32, 48, 64, 95, 80, 16))] {
+            let t = NttTables::new(n, q).unwrap();
+            let a: Vec<u64> = (0..n as u64).map(|i| (5 * i + 3) % q).collect();
+            let (mut x, mut cf, mut ci) = (a.clone(), Counts::default(), Counts::default());
+            t.forward(&mut x, &mut cf);
+            t.inverse(&mut x, &mut ci);
+            assert_eq!(x, a, "N = {n}: the inverse undoes the forward transform");
+            assert_eq!(cf, fwd, "N = {n}: forward transform");
+            assert_eq!(ci, inv, "N = {n}: inverse transform");
+        }
+    }
+
     #[test]
     fn round_trip_and_negacyclic_product() {
         let (n, q) = (64usize, 1152921504606830593u64); // 2^60 - 2^14*... a prime = 1 mod 128
