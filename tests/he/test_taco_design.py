@@ -267,3 +267,34 @@ def test_cap_note_names_the_design_behind_the_largest_ratio():
     assert cap_note(sw, runs) == "at b, where the selected design (one lane per prime) draws 720 mW: " \
                                  "3.6x over the 200 mW cap the selection applies"
     assert cap_note(sw, runs, "j").endswith("draws 150 mW: under the 200 mW cap")
+
+
+def test_sampler_energy_matches_a_hand_count_at_n8():
+    """The sampler's energy for one encryption's samples at N = 8, two lanes, BLAKE2Xb, summed
+    by hand from Horowitz's 45 nm units (not from the model's output):
+    u: 8 ternary draws of a 32-bit word (32 bytes), one PRNG refill (66 BLAKE2b
+    compressions), lifted into 2 lanes (16 modular adds, 16 writes into the NTT memory);
+    e: two errors of 8 draws of 6 bytes (96 bytes), 16 coefficients, no further refill.
+    - hash: 66 x 96 G x (10 x 2 x 0.1 pJ) = 66 x 192 = 12,672 pJ;
+    - sampler buffer (128 B: 10 pJ x sqrt(128 / 8192) = 1.25 pJ an access; a word is written
+      and read): (32 + 96) / 8 x 2 x 1.25 = 40 pJ;
+    - samplers, 4 x 8-bit add (0.03 pJ) per coefficient: (8 + 16) x 0.12 = 2.88 pJ;
+    - lifting: 16 modular adds x (2 x 2 x 0.1 pJ) = 6.4 pJ;
+    - writes of u into one bank of the NTT memory (8 words x 8 B = 64 B over 2 banks, at the
+      64 B floor: 10 pJ x sqrt(64 / 8192) = 10 / sqrt(128) pJ): 16 x 10 / sqrt(128) = 10 sqrt(2).
+    """
+    design = _one({"pe_sample": 1, "sram_sample": 128, "pe_ntt": 1, "pe_dyadic": 1, "sram_dyadic": 128,
+                   "pe_intt": 1, "pe_elem": 1, "sram_elem": 128})
+    u = {"coeffs": 8, "prng_bytes": 32, "prng_blocks": 66, "modadds": 16, "sram_writes": 16}
+    e = {"coeffs": 16, "prng_bytes": 96}
+
+    def pj(enc):
+        return D.evaluate(design, D.Workload(8, 2, enc, {}))["energy_j"][0] * 1e12
+
+    assert pj({"sample_u": u, "sample_e": e}) == pytest.approx(12672 + 40 + 2.88 + 6.4 + 10 * 2 ** 0.5, rel=1e-12)
+    # each term alone
+    assert pj({"sample_u": {"coeffs": 8}, "sample_e": {"coeffs": 16}}) == pytest.approx(2.88, rel=1e-12)
+    assert pj({"sample_u": {"prng_blocks": 66}}) == pytest.approx(12672, rel=1e-12)
+    assert pj({"sample_u": {"prng_bytes": 32}, "sample_e": {"prng_bytes": 96}}) == pytest.approx(40, rel=1e-12)
+    assert pj({"sample_u": {"modadds": 16}}) == pytest.approx(6.4, rel=1e-12)
+    assert pj({"sample_u": {"sram_writes": 16}}) == pytest.approx(10 * 2 ** 0.5, rel=1e-12)

@@ -47,6 +47,15 @@ def test_seal_interop(n, k, bits):
     assert enc["ntt"]["butterflies"] == k * half_nlogn
     assert enc["intt"]["butterflies"] == 2 * k * half_nlogn
     assert dec["ntt"]["butterflies"] == (k - 1) * half_nlogn
+    # the rest of a transform's work, by hand (worked for N = 8 in ntt.rs): its stages read
+    # 1 + 2 + ... + N/2 = N - 1 twiddles, a butterfly makes two modular adds (sum and
+    # difference) and reads two coefficients, the inverse multiplies each of the N
+    # coefficients by n^-1 once
+    assert enc["ntt"]["modadds"] == 2 * k * half_nlogn
+    assert enc["ntt"]["sram_reads"] == k * ((n - 1) + 2 * half_nlogn)
+    assert enc["intt"]["sram_reads"] == 2 * k * ((n - 1) + 2 * half_nlogn + n)
+    assert enc["intt"]["modmuls"] == 2 * k * (half_nlogn + n)
+    assert dec["intt"]["modmuls"] == (k - 1) * (half_nlogn + n)
     assert enc["sample_u"]["prng_bytes"] == 4 * n and enc["sample_e"]["prng_bytes"] == 12 * n
 
 
