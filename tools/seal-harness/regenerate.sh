@@ -61,8 +61,8 @@ build_seal() {
     if [ ! -f "$WORK/$name-install/lib/libseal-4.4.a" ]; then
         cmake -S "$WORK/SEAL" -B "$WORK/$name-seal" "${SEAL_FLAGS[@]}" \
               -DCMAKE_INSTALL_PREFIX="$WORK/$name-install" "$@" >"$WORK/$name-seal.log"
-        cmake --build "$WORK/$name-seal" -j "$JOBS" >>"$WORK/$name-seal.log"
-        cmake --install "$WORK/$name-seal" >>"$WORK/$name-seal.log"
+        cmake --build "$WORK/$name-seal" -j "$JOBS" >>"$WORK/$name-seal.log" 2>&1
+        cmake --install "$WORK/$name-seal" >>"$WORK/$name-seal.log" 2>&1
     fi
 }
 
@@ -88,7 +88,7 @@ armv7() {
     cmake -S "$HERE" -B "$WORK/armv7-harness" -DCMAKE_TOOLCHAIN_FILE="$HERE/armv7-toolchain.cmake" \
           -DCMAKE_BUILD_TYPE=Release -DVEIL_BUILD_KAT=OFF \
           -DSEAL_DIR="$WORK/armv7-install/lib/cmake/SEAL-4.4" >"$WORK/armv7-harness.log"
-    cmake --build "$WORK/armv7-harness" -j "$JOBS" >>"$WORK/armv7-harness.log"
+    cmake --build "$WORK/armv7-harness" -j "$JOBS" >>"$WORK/armv7-harness.log" 2>&1
     cc -O2 -shared -fPIC -fvisibility=hidden -o "$WORK/libinsn_count.so" "$HERE/insn_count.c"
     local out="$WORK/armv7_counts.txt"
     : >"$out"

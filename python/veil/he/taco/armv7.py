@@ -2,17 +2,22 @@
 BFV public-key encryption and decryption compiled for 32-bit ARMv7, turned into Cortex-A7 time
 with a cited issue model. The op-count model (`client.py`) stays beside it as a cross-check.
 
-How the counts were made (2026-11-26; SEAL and the tools are not part of the repository):
+How the counts were made (2026-11-26; the client, the counting plugin and the script that rebuilds
+the counts from SEAL's tag are in tools/seal-harness/):
 SEAL v4.4.3 (commit 356f2e6d) cross-built with its own CMake for ARMv7 by Debian's
 arm-linux-gnueabihf-g++ 12.2 (`-march=armv7-a -mtune=cortex-a7 -mfpu=neon-vfpv4 -mfloat-abi=hard
 -marm`, Release, static library; SEAL's 128-bit integer and intrinsic paths are unavailable on
 ARMv7, so it uses its generic 64-bit code, as on the paper's board); a small static client makes
 the context (CoeffModulus::Create with the bits below, PlainModulus::Batching(N, 20)), keys from a
-fixed BLAKE2Xb seed, and then runs nothing more (`setup`), 10 `Encryptor::encrypt` calls or 10
-`Decryptor::decrypt` calls, checking the plaintext decrypts; it runs under qemu-arm 7.2.22 with a
+fixed BLAKE2Xb seed, encrypts once and checks the plaintext decrypts, and runs nothing more
+(`setup`), or then 10 `Encryptor::encrypt` calls or 10 `Decryptor::decrypt` calls (the setup's
+encryption and check are inferred from the counts: without them a rebuilt setup run falls short
+by one encryption plus one decryption); it runs under qemu-arm 7.2.22 with a
 TCG plugin that counts every executed guest instruction by A32 class (multiplies: MUL/MLA and the
 long UMULL/UMLAL/SMULL/SMLAL/UMAAL forms; loads/stores: LDR/STR, their halfword/doubleword forms,
-LDM/STM, VFP/NEON loads/stores; branches: B/BL/BX/BLX; everything else ALU). One operation =
+LDM/STM, VFP/NEON loads/stores; branches: B/BL/BX/BLX; everything else ALU; rebuilt, the
+split shows the C library's Thumb-2 branches and probably VFP loads/stores went to ALU,
+tools/README.md). One operation =
 (setup + 10 operations - setup) / 10. qemu models no caches: memory stalls are not in the counts.
 """
 
