@@ -45,7 +45,7 @@ fetch_seal() {
     need git cmake
     if [ ! -d "$WORK/SEAL/.git" ]; then
         mkdir -p "$WORK"
-        git clone --quiet --branch "$SEAL_TAG" --depth 1 "$SEAL_GIT_URL" "$WORK/SEAL"
+        git -c advice.detachedHead=false clone --quiet --branch "$SEAL_TAG" --depth 1 "$SEAL_GIT_URL" "$WORK/SEAL"
     fi
     local got
     got="$(git -C "$WORK/SEAL" rev-parse HEAD)"
