@@ -6,8 +6,9 @@ How the counts were made (2026-11-26; the client, the counting plugin and the sc
 the counts from SEAL's tag are in tools/seal-harness/):
 SEAL v4.4.3 (commit 356f2e6d) cross-built with its own CMake for ARMv7 by Debian's
 arm-linux-gnueabihf-g++ 12.2 (`-march=armv7-a -mtune=cortex-a7 -mfpu=neon-vfpv4 -mfloat-abi=hard
--marm`, Release, static library; SEAL's 128-bit integer and intrinsic paths are unavailable on
-ARMv7, so it uses its generic 64-bit code, as on the paper's board); a small static client makes
+-marm`, Release, static library; SEAL's 128-bit integer, carry and multiply-high paths are
+unavailable on ARMv7 (only __builtin_clzll is found), so it uses its generic 64-bit code, as on
+the paper's board); a small static client makes
 the context (CoeffModulus::Create with the bits below, PlainModulus::Batching(N, 20)), keys from a
 fixed BLAKE2Xb seed, encrypts once and checks the plaintext decrypts, and runs nothing more
 (`setup`), or then 10 `Encryptor::encrypt` calls or 10 `Decryptor::decrypt` calls (the setup's
@@ -16,7 +17,7 @@ by one encryption plus one decryption); it runs under qemu-arm 7.2.22 with a
 TCG plugin that counts every executed guest instruction by A32 class (multiplies: MUL/MLA and the
 long UMULL/UMLAL/SMULL/SMLAL/UMAAL forms; loads/stores: LDR/STR, their halfword/doubleword forms,
 LDM/STM, VFP/NEON loads/stores; branches: B/BL/BX/BLX; everything else ALU; rebuilt, the
-split shows the C library's Thumb-2 branches and probably VFP loads/stores went to ALU,
+split shows the runtime libraries' Thumb-2 branches and probably VFP loads/stores went to ALU,
 tools/README.md). One operation =
 (setup + 10 operations - setup) / 10. qemu models no caches: memory stalls are not in the counts.
 """
