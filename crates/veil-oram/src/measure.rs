@@ -201,7 +201,7 @@ fn build(cfg: &RunConfig, geom: &proram::Geometry, threads: usize, rng: &mut Std
     Ok(match cfg.engine.as_str() {
         "proram" => {
             let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots_for(geom, cfg.run_ahead)?)?;
-            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin, shuffle_idle: cfg.shuffle_idle, epoch_len: cfg.epoch_len };
+            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin, shuffle_idle: cfg.shuffle_idle, epoch_len: cfg.epoch_len, shuffle: Default::default() };
             let master = BlockKey::random(rng);
             (Engine::Pro(ProOram::create(st.clone(), master, cfg.n_blocks, pc, &fill)?), st)
         }

@@ -58,6 +58,7 @@ fn stats_do_not_wait_for_a_running_shuffle() {
         pace_margin: DEFAULT_PACE_MARGIN,
         shuffle_idle: false,
         epoch_len: None,
+        shuffle: Default::default(),
     };
     let o = ProOram::create(st, BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
     o.wait_shuffle();
