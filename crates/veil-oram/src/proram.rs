@@ -34,6 +34,7 @@ use std::thread::JoinHandle;
 mod clock;
 mod epochs;
 mod kepochs;
+mod reply;
 mod times;
 pub use times::ShuffleTimes;
 use times::{MAX_STEP, PERIOD_QUANTILE};
@@ -209,6 +210,7 @@ struct Inner {
     cache: HashMap<u64, Option<usize>>,
     /// The cache's block buffers, kept across epochs: a request copies into one instead of
     /// allocating, and the hand-over does not free (and the next epoch fault in) T blocks.
+    /// Every request takes one (a repeat's holds its dummy's plaintext), so an epoch uses T.
     slab: Vec<Vec<u8>>,
     slab_used: usize,
     /// The most blocks the cache has held at once, over all epochs: measured, not the bound T
@@ -227,12 +229,13 @@ struct Inner {
     /// the plaintext of the slot read last
     slot: Vec<u8>,
     /// Block-sized buffers that make every outcome of a request do the same work (`read_into`):
-    /// `stage` takes the copy a repeat makes where a first read fills the cache, `blank` stays
-    /// zero (the source of a failed block's reply) and `balance` takes the one zeroing pass a
+    /// every reply passes through `stage` (`reply`), and `balance` takes the one zeroing pass a
     /// failed authentication makes inside AES-GCM.
     stage: Vec<u8>,
-    blank: Vec<u8>,
     balance: Vec<u8>,
+    /// The copies the last reply made (`reply::copy_reply`), for the test that they are the
+    /// same for every outcome.
+    steps: reply::Steps,
     shuffles_started: u64,
     /// Hand-overs that had to wait for the shuffle (the epochs built ahead were used up).
     late_handovers: u64,
@@ -438,7 +441,7 @@ impl ProOram {
                 epoch_t0: std::time::Instant::now(),
                 period: 0,
                 stage: vec![0u8; block_size],
-                blank: vec![0u8; block_size],
+                steps: Default::default(),
                 balance: vec![0u8; block_size],
                 slot,
                 shuffles_started: 0,
@@ -545,27 +548,25 @@ impl ProOram {
             std::hint::black_box(&mut inner.balance[..]).fill(0);
         }
         let tamper = OramError::Tamper { region, index: inner.epoch.pos[id as usize] as u64 };
-        let result = if cached {
-            let (src, ok) = match (opened.is_ok(), inner.cache[&id]) {
-                (true, Some(k)) => (&inner.slab[k], true),
-                _ => (&inner.blank, false),
-            };
-            inner.stage.copy_from_slice(src);
-            out.copy_from_slice(&inner.stage);
-            if ok { Ok(()) } else { Err(tamper) }
-        } else {
-            // a failed slot was zeroed by AES-GCM: its cache entry holds zeros, marked failed
-            let k = inner.slab_used;
-            inner.slab_used += 1;
-            if inner.slab.len() <= k {
-                inner.slab.push(vec![0u8; self.cfg.block_size]);
+        // Every request takes a fresh cache entry for the slot it opened (`reply`). A failed
+        // slot was zeroed by AES-GCM, and a dummy's plaintext is zeros (`create`), so the fresh
+        // entry is the zeros a failed reply carries.
+        let fresh = inner.slab_used;
+        inner.slab_used += 1;
+        if inner.slab.len() <= fresh {
+            inner.slab.push(vec![0u8; self.cfg.block_size]);
+        }
+        let (source, result) = if cached {
+            match (opened.is_ok(), inner.cache[&id]) {
+                (true, Some(k)) => (k, Ok(())),
+                _ => (fresh, Err(tamper)),
             }
-            inner.slab[k].copy_from_slice(&inner.slot[..self.cfg.block_size]);
-            out.copy_from_slice(&inner.slab[k]);
-            inner.cache.insert(id, opened.is_ok().then_some(k));
-            inner.peak_cached = inner.peak_cached.max(inner.slab_used as u64);
-            opened
+        } else {
+            inner.cache.insert(id, opened.is_ok().then_some(fresh));
+            inner.peak_cached = inner.peak_cached.max(inner.cache.len() as u64);
+            (fresh, opened)
         };
+        reply::copy_reply(&mut inner.slab, fresh, source, &inner.slot, &mut inner.stage, out, &mut inner.steps);
         let period = g.period;
         if g.used == t {
             // the new epoch's clock runs on from this request's due time; on failure the next
