@@ -82,10 +82,8 @@ pub fn plan(m: u64, touched: &[u64], rng: &mut impl Rng) -> Vec<u32> {
         dest[p as usize] = q as u32;
     }
     let mut free = (0..m as usize).filter(|q| s.binary_search(q).is_err());
-    for p in 0..m as usize {
-        if dest[p] == u32::MAX {
-            dest[p] = free.next().expect("M - K free output slots for M - K untouched slots") as u32;
-        }
+    for d in dest.iter_mut().filter(|d| **d == u32::MAX) {
+        *d = free.next().expect("M - K free output slots for M - K untouched slots") as u32;
     }
     dest
 }
@@ -171,8 +169,8 @@ pub fn run<K: SlotCipher>(
             open(&batch, &mut free, &mut held)?;
             let q1 = (q0 + w).min(m);
             let mut out: Vec<(u64, Vec<u8>)> = Vec::with_capacity(q1 - q0);
-            for q in q0..q1 {
-                let b = held.remove(&from[q]).ok_or_else(|| {
+            for (q, src) in from.iter().enumerate().take(q1).skip(q0) {
+                let b = held.remove(src).ok_or_else(|| {
                     OramError::Io(format!("cache shuffle: output slot {q}'s block was not read in time"))
                 })?;
                 out.push((q as u64, b));
