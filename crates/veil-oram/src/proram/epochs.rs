@@ -89,12 +89,7 @@ impl ProOram {
             // share only until then, and the hand-over then finds the failure when it joins.
             let _ended = Ended { done: done.clone(), progress: progress.clone() };
             let t0 = std::time::Instant::now();
-            put_state(&*storage, &master, &state)?;
-            durable.fetch_max(work, Ordering::SeqCst);
-            if crash_after_state {
-                eprintln!("veil-oram: failpoint handover-after-state: aborting");
-                std::process::abort();
-            }
+            record_served(&*storage, &master, &state, &durable, work, crash_after_state)?;
             let route = match ready {
                 Some(r) => r,
                 None => Arc::new(clos::route(rows, cols, &dest)),
@@ -249,6 +244,25 @@ impl ProOram {
     pub(super) fn work_region(&self) -> u32 {
         self.epoch_regions
     }
+}
+
+/// A shuffle's first act: the state record naming the served epoch (and the freshness count it
+/// makes durable), before any slot is written; the `handover-after-state` failpoint stops here.
+pub(super) fn record_served(
+    storage: &dyn Storage,
+    master: &BlockKey,
+    state: &SealedState,
+    durable: &AtomicU64,
+    work: u64,
+    crash_after_state: bool,
+) -> Result<()> {
+    put_state(storage, master, state)?;
+    durable.fetch_max(work, Ordering::SeqCst);
+    if crash_after_state {
+        eprintln!("veil-oram: failpoint handover-after-state: aborting");
+        std::process::abort();
+    }
+    Ok(())
 }
 
 /// Marks the shuffle done and wakes its waiters when dropped, i.e. on every way out of the

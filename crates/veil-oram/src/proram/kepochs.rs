@@ -10,7 +10,7 @@
 //! `ready + spent + 2 <= regions` keeps the one being built off every other.
 
 use super::*;
-use super::epochs::Ended;
+use super::epochs::{record_served, Ended};
 use crate::cacheshuffle::{self, KJob};
 
 impl ProOram {
@@ -83,12 +83,7 @@ impl ProOram {
             // as the Clos shuffle's thread: done and waiters woken on every way out
             let _ended = ended;
             let t0 = std::time::Instant::now();
-            put_state(&*storage, &master, &state)?;
-            durable.fetch_max(work, Ordering::SeqCst);
-            if crash_after_state {
-                eprintln!("veil-oram: failpoint handover-after-state: aborting");
-                std::process::abort();
-            }
+            record_served(&*storage, &master, &state, &durable, work, crash_after_state)?;
             let mut bufs = buffers.lock().unwrap_or_else(|e| e.into_inner());
             let bufs = &mut *bufs;
             let r = pool.install(|| cacheshuffle::run(&*storage, &job, &pool, &progress, &abort, crash_at, bufs, weights.cache));
