@@ -2,6 +2,20 @@
 
 use super::*;
 
+/// One shuffle thread, no clock.
+fn unpaced(bs: usize, seed: u64) -> ProOramConfig {
+    ProOramConfig {
+        block_size: bs,
+        threads: 1,
+        seed: Some(seed),
+        pace: false,
+        pace_margin: DEFAULT_PACE_MARGIN,
+        shuffle_idle: false,
+        epoch_len: None,
+        shuffle: Default::default(),
+    }
+}
+
 /// The sealed state's size is storage's to see: it must not depend on the key's digits.
 #[test]
 fn state_record_length_does_not_depend_on_the_key() {
@@ -50,16 +64,7 @@ fn stats_do_not_wait_for_a_running_shuffle() {
     let (n, bs) = (64u64, 32usize);
     let st: Arc<dyn Storage> =
         Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
-    let cfg = ProOramConfig {
-        block_size: bs,
-        threads: 1,
-        seed: Some(3),
-        pace: false,
-        pace_margin: DEFAULT_PACE_MARGIN,
-        shuffle_idle: false,
-        epoch_len: None,
-        shuffle: Default::default(),
-    };
+    let cfg = unpaced(bs, 3);
     let o = ProOram::create(st, BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
     o.wait_shuffle();
     let held = o.buffers.lock().unwrap();
@@ -113,16 +118,7 @@ fn every_outcome_makes_the_same_copies() {
     let (n, bs) = (64u64, 32usize);
     let st: Arc<dyn Storage> =
         Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
-    let cfg = ProOramConfig {
-        block_size: bs,
-        threads: 1,
-        seed: Some(4),
-        pace: false,
-        pace_margin: DEFAULT_PACE_MARGIN,
-        shuffle_idle: false,
-        epoch_len: None,
-        shuffle: Default::default(),
-    };
+    let cfg = unpaced(bs, 4);
     let o = ProOram::create(st.clone(), BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8 + 1)).unwrap();
     let (region, slot) = o.debug_slot_of(9);
     st.flip_bit(region, slot, 5).unwrap();
