@@ -42,18 +42,23 @@ def slots(n: int, t: int) -> int:
     return -(-(n + t) // cols) * cols
 
 
-def gcm_bytes_per_access(n: int, b: int, t: int | None = None) -> float:
-    """AES-GCM bytes PRO-ORAM must process per request: the shuffle opens each of the epoch's
-    M slots twice and seals it three times (Clos network, docs/oram.md), spread over the T
-    requests of an epoch, plus the request's own slot and its sealed reply."""
+#: AES-GCM passes over every slot per epoch: the Clos shuffle opens each slot twice and seals it
+#: three times; the cache shuffle opens it once and seals it once (docs/oram.md)
+PASSES = {"clos": 5, "cache": 2}
+
+
+def gcm_bytes_per_access(n: int, b: int, t: int | None = None, shuffle: str = "clos") -> float:
+    """AES-GCM bytes PRO-ORAM must process per request: the shuffle's passes over the epoch's M
+    slots, spread over the T requests of an epoch, plus the request's own slot and its sealed
+    reply."""
     t = t or epoch_len(n)
-    return 5 * slots(n, t) * b / t + 2 * b
+    return PASSES[shuffle] * slots(n, t) * b / t + 2 * b
 
 
-def gcm_bound_mbps(n: int, b: int, t: int, cores: int, speed: float) -> float:
+def gcm_bound_mbps(n: int, b: int, t: int, cores: int, speed: float, shuffle: str = "clos") -> float:
     """The throughput at which `cores` cores do nothing but PRO-ORAM's AES-GCM at `speed`
     bytes/s each (measured on one core in the same run)."""
-    return speed * cores / gcm_bytes_per_access(n, b, t) * b * 8 / 1e6
+    return speed * cores / gcm_bytes_per_access(n, b, t, shuffle) * b * 8 / 1e6
 
 
 #: PyORAM's Path ORAM at N = 4096, B = 4 KB (RAM storage, 1,000 random reads), for runs where
@@ -240,6 +245,33 @@ def long_epoch(ctx, base: dict, pro: dict, speed: float) -> None:
                target=">= 0.7x bound")
 
 
+def cache_shuffle(ctx, base: dict, pro: dict, path: dict, speed: float) -> None:
+    """The same store with the cache (K-oblivious, one-pass) shuffle: against its own AES-GCM
+    bound in cache (2 passes per slot, not 5), the Clos shuffle and Path ORAM of this run."""
+    n, b = base["n_blocks"], base["block_size"]
+    r = run({**base, "engine": "proram", "shuffle": "cache", "accesses": 512, "warmup": steady_warmup(n)})
+    if r["errors"]:
+        raise RuntimeError(f"PRO-ORAM with the cache shuffle: {r['errors']} wrong replies")
+    t, cores = r["epoch_len"], min(os.cpu_count() or 1, r["threads"])
+    bound = gcm_bound_mbps(n, b, t, cores, speed, "cache")
+    ctx.report("oram/cache_gcm_bytes_per_access", gcm_bytes_per_access(n, b, t, "cache"), unit="B",
+               baseline=gcm_bytes_per_access(n, b, t), baseline_name="Clos shuffle")
+    ctx.report("oram/cache_aes_gcm_bound_mbps", bound, unit="Mbps", target=f"{cores} cores, in cache")
+    ctx.report("oram/cache_throughput_mbps_of_bound", r["throughput_mbps"], unit="Mbps", baseline=bound,
+               baseline_name="its AES-GCM bound in cache", target=">= 0.7x bound")
+    ctx.report("oram/cache_throughput_mbps", r["throughput_mbps"], unit="Mbps", baseline=pro["throughput_mbps"],
+               baseline_name="Clos shuffle")
+    ctx.report("oram/cache_throughput_mbps_of_pathoram", r["throughput_mbps"], unit="Mbps",
+               baseline=path["throughput_mbps"], baseline_name="Path ORAM", target="> 1x Path ORAM")
+    ctx.report("oram/cache_p99_over_p50", r["p99_over_p50"], unit="", target="<= 1.1")
+    ctx.report("oram/cache_bytes_per_access", r["bytes_per_access"], unit="B", baseline=pro["bytes_per_access"],
+               baseline_name="Clos shuffle")
+    ctx.log(f"cache shuffle: p50 {r['server_p50_ms']:.2f} ms, p99 {r['server_p99_ms']:.2f} ms, period "
+            f"{r['period_min_ms']:.2f}-{r['period_max_ms']:.2f} ms, {r['late_handovers']} late hand-overs, "
+            f"{r['cache_shuffles']} cache shuffles of {r['epochs']} timed epochs' shuffles and the warm-up's, "
+            f"shuffle {r['shuffle_ms_per_access']:.2f} ms per request against {pro['shuffle_ms_per_access']:.2f}")
+
+
 def small_blocks(ctx, base: dict) -> None:
     """At 4 KB blocks: PRO-ORAM against PyORAM's Path ORAM (Python, RAM storage), same N."""
     n, b = base["n_blocks"], 4096
@@ -296,6 +328,7 @@ def bench(ctx):
     speed = aes_gcm_bound(ctx, n, b, pro)
     memory_floor(ctx, n, b, pro)
     long_epoch(ctx, base, pro, speed)
+    cache_shuffle(ctx, base, pro, path, speed)
     small_blocks(ctx, base)
     if os.environ.get(CONTENTION_ENV):
         contention(ctx, base, pro)

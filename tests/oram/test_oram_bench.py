@@ -18,7 +18,8 @@ def test_contention_bench_prints_both_runs_and_the_aes_gcm_limit(veil_cli, tmp_p
                 "oram/gcm_single_core_streaming_gbytes_s", "oram/throughput_mbps_of_streaming",
                 "oram/long_epoch_throughput_mbps", "oram/long_epoch_gcm_bytes_per_access",
                 "oram/throughput_mbps_4k", "oram/shuffle_copies_ms", "oram/memory_floor_mbps",
-                "oram/throughput_mbps_of_memory_floor"):
+                "oram/throughput_mbps_of_memory_floor", "oram/cache_throughput_mbps_of_bound",
+                "oram/cache_throughput_mbps_of_pathoram", "oram/cache_p99_over_p50"):
         assert key in r.out, key
     assert "Traceback" not in r.err
     text = out.read_text()
@@ -40,6 +41,10 @@ def test_contention_bench_prints_both_runs_and_the_aes_gcm_limit(veil_cli, tmp_p
     # 4x the epoch: a quarter of the AES-GCM per request at large N; at N = 64 the extra
     # dummies (M = 100 slots against 72) leave (5 x 100 / 32 + 2) / (5 x 72 / 8 + 2) = 0.375
     assert float(line.split("ratio:")[1].split("x")[0]) == pytest.approx(0.375, abs=0.006), line
+    # the cache shuffle against its own bound (2 passes, not 5), the Clos shuffle and Path ORAM
+    line = next(x for x in r.out.splitlines() if "oram/cache_throughput_mbps_of_bound" in x)
+    assert "its AES-GCM bound in cache" in line and "ratio" in line and ">= 0.7x" in line, line
+    assert any("cache shuffles of" in x for x in r.out.splitlines())
     # PyORAM is a test dependency: measured beside PRO-ORAM, with the ratio
     line = next(x for x in r.out.splitlines() if "oram/throughput_mbps_4k" in x)
     assert "PyORAM Path ORAM" in line and "ratio" in line, line
@@ -59,6 +64,8 @@ def test_gcm_work_follows_the_geometry(bench_module):
     assert m.slots(4096, 64) == 4160 and m.slots(4096, 256) == 66 * 66
     assert m.gcm_bytes_per_access(4096, 262144) == pytest.approx((5 * 4160 / 64 + 2) * 262144)
     assert m.gcm_bytes_per_access(4096, 262144, 256) == pytest.approx((5 * 4356 / 256 + 2) * 262144)
+    # the cache shuffle: one opening and one sealing per slot
+    assert m.gcm_bytes_per_access(4096, 262144, 64, "cache") == pytest.approx((2 * 4160 / 64 + 2) * 262144)
 
 
 class _Ctx:

@@ -48,6 +48,24 @@ def test_proram_moves_one_slot_plus_its_share_of_three_shuffle_passes():
     assert r["network_ms"] == pytest.approx(slot * 8 / 7e6 * 1e3)
 
 
+def test_cache_shuffle_moves_one_slot_plus_its_share_of_one_pass():
+    n, b, t = 400, 512, 20
+    r = run(engine="proram", shuffle="cache", n_blocks=n, block_size=b, accesses=10 * t, warmup=10 * t)
+    assert r["errors"] == 0
+    assert r["cache_shuffles"] >= 10
+    cols = math.ceil(math.sqrt(n + t))
+    slots = cols * math.ceil((n + t) / cols)
+    slot = b + 16
+    # 1 slot read by the access + (1 read + 1 write per slot) / T, against the Clos shuffle's 5
+    assert r["bytes_per_access"] == pytest.approx(slot + 2 * slots * slot / t, rel=0.06)
+
+
+def test_an_unknown_shuffle_is_refused_naming_the_known_ones():
+    with pytest.raises(ConfigError) as e:
+        run(engine="proram", shuffle="melbourne", n_blocks=64, block_size=64)
+    assert "clos" in str(e.value) and "cache" in str(e.value)
+
+
 def test_pathoram_moves_two_paths_and_plain_one_slot():
     n, b = 256, 128
     p = run(engine="pathoram", n_blocks=n, block_size=b, accesses=40)

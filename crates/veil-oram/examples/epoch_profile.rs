@@ -15,7 +15,7 @@ fn main() {
     let (n, bs, epochs, warm): (u64, usize, usize, usize) = (arg(1, 4096), arg(2, 262144), arg(3, 8), arg(4, 6));
     let margin: f64 = arg(5, DEFAULT_PACE_MARGIN);
     let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
-    let cfg = ProOramConfig { block_size: bs, threads: 0, seed: Some(1), pace: true, pace_margin: margin, shuffle_idle: false, epoch_len: None };
+    let cfg = ProOramConfig { block_size: bs, threads: 0, seed: Some(1), pace: true, pace_margin: margin, shuffle_idle: false, epoch_len: None, shuffle: Default::default() };
     let o = ProOram::create(st, BlockKey::from_bytes([1; 16]), n, cfg, &|i, b| b[..8].copy_from_slice(&i.to_le_bytes())).unwrap();
     let t = o.geometry().epoch_len as usize;
     for k in 0..warm * t {

@@ -10,6 +10,7 @@ pub mod storage;
 pub use error::{OramError, Result};
 pub mod proram;
 pub mod shuffle;
+pub mod cacheshuffle;
 pub mod data;
 pub mod pathoram;
 pub mod plain;

@@ -22,6 +22,10 @@ fn d_true() -> bool {
 fn d_margin() -> f64 {
     proram::DEFAULT_PACE_MARGIN
 }
+fn d_shuffle() -> String {
+    "clos".into()
+}
+
 fn d_run_ahead() -> u32 {
     proram::DEFAULT_RUN_AHEAD
 }
@@ -75,6 +79,9 @@ pub struct RunConfig {
     /// see `Geometry::with_epoch_len`.
     #[serde(default)]
     pub epoch_len: Option<u64>,
+    /// PRO-ORAM: the shuffle by name (`cacheshuffle::SHUFFLES`): "clos" or "cache".
+    #[serde(default = "d_shuffle")]
+    pub shuffle: String,
     /// Link bandwidth for the network share of latency, Mbit/s.
     #[serde(default = "d_link")]
     pub link_mbps: f64,
@@ -136,6 +143,9 @@ pub struct RunResult {
     pub pace_margin: f64,
     pub epoch_len: u64,
     pub epochs: u64,
+    /// PRO-ORAM: cache (K-oblivious) shuffles started since the store was made, warm-up
+    /// included (0 with the Clos shuffle).
+    pub cache_shuffles: u64,
     pub threads: usize,
     pub errors: u64,
 }
@@ -201,7 +211,7 @@ fn build(cfg: &RunConfig, geom: &proram::Geometry, threads: usize, rng: &mut Std
     Ok(match cfg.engine.as_str() {
         "proram" => {
             let st = make_storage(cfg, cfg.block_size + TAG_LEN, &proram::region_slots_for(geom, cfg.run_ahead)?)?;
-            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin, shuffle_idle: cfg.shuffle_idle, epoch_len: cfg.epoch_len };
+            let pc = ProOramConfig { block_size: cfg.block_size, threads, seed: Some(seed), pace: cfg.pace, pace_margin: cfg.pace_margin, shuffle_idle: cfg.shuffle_idle, epoch_len: cfg.epoch_len, shuffle: crate::cacheshuffle::ShuffleKind::from_name(&cfg.shuffle)? };
             let master = BlockKey::random(rng);
             (Engine::Pro(ProOram::create(st.clone(), master, cfg.n_blocks, pc, &fill)?), st)
         }
@@ -420,12 +430,12 @@ fn results(
         }
         _ => (0.0, 0, 0),
     };
-    let (cache, private_block_bytes, position_map_bytes) = match engine {
+    let (cache, private_block_bytes, position_map_bytes, cache_shuffles) = match engine {
         Engine::Pro(e) => {
             let s = e.stats();
-            (s.peak_cached_blocks, s.private_block_bytes, s.position_map_bytes)
+            (s.peak_cached_blocks, s.private_block_bytes, s.position_map_bytes, s.cache_shuffles)
         }
-        _ => (0, 0, 0),
+        _ => (0, 0, 0, 0),
     };
     // PRO-ORAM: each request's own slot plus its 1/T share of a whole shuffle (the window
     // holds whole shuffles, though not always one per epoch)
@@ -473,6 +483,7 @@ fn results(
         pace_margin: cfg.pace_margin,
         epoch_len,
         epochs,
+        cache_shuffles,
         threads,
         errors: timed.errors,
     }

@@ -53,7 +53,7 @@ pub fn observe(engine: &str, n_blocks: u64, block_size: usize, seed: u64, ids: &
             slot = block_size + TAG_LEN;
             regions = proram::region_slots(n_blocks, proram::DEFAULT_RUN_AHEAD)?;
             let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new(slot, &regions));
-            let pc = ProOramConfig { block_size, threads: 1, seed: Some(seed), pace: false, pace_margin: proram::DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None };
+            let pc = ProOramConfig { block_size, threads: 1, seed: Some(seed), pace: false, pace_margin: proram::DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None, shuffle: Default::default() };
             let e = ProOram::create(st.clone(), BlockKey::random(&mut rng), n_blocks, pc, &fill)?;
             e.wait_shuffle();
             st.log().drain();

@@ -18,6 +18,7 @@ use crate::clos;
 use crate::crypto::{slot_nonce, BlockKey, KEY_LEN, TAG_LEN};
 use crate::error::{OramError, Result};
 use crate::clos::ClosRoute;
+use crate::cacheshuffle::ShuffleKind;
 use crate::shuffle::{self, NextStage1, Progress, ShuffleJob, Source, EPOCH_CTX};
 use crate::storage::{Actor, Storage};
 use rand::rngs::StdRng;
@@ -32,6 +33,13 @@ use std::thread::JoinHandle;
 // The shuffle side of the ORAM (starting an epoch's shuffle, handing over, running ahead).
 mod clock;
 mod epochs;
+mod kepochs;
+mod reply;
+mod times;
+pub use times::ShuffleTimes;
+use times::{MAX_STEP, PERIOD_QUANTILE};
+#[cfg(test)]
+use times::RECENT_SHUFFLES;
 use clock::sleep_until;
 
 /// Grid and epoch sizes for N blocks.
@@ -108,6 +116,11 @@ pub struct ProOramConfig {
     /// keeps the geometry it was made with.
     #[serde(default)]
     pub epoch_len: Option<u64>,
+    /// Which shuffle builds the next epochs (`cacheshuffle::SHUFFLES`): the Clos network, or
+    /// the one-pass K-oblivious shuffle (which needs run_ahead >= 2: it reads an ended epoch's
+    /// copy while the next one serves).
+    #[serde(default)]
+    pub shuffle: ShuffleKind,
 }
 
 pub const DEFAULT_PACE_MARGIN: f64 = 0.15;
@@ -146,18 +159,33 @@ struct Epoch {
 }
 
 struct Pending {
-    handle: JoinHandle<Result<Arc<ClosRoute>>>,
+    /// The Clos shuffle's route for its successor's stage 1; None from the cache shuffle.
+    handle: JoinHandle<Result<Option<Arc<ClosRoute>>>>,
     next: Epoch,
-    /// permutation and stage-1 key of the shuffle after this one
-    plan: (Vec<u32>, Arc<BlockKey>),
+    /// permutation and stage-1 key of the shuffle after this one (the Clos shuffle's)
+    plan: Option<(Vec<u32>, Arc<BlockKey>)>,
+    /// A cache shuffle reading the first of the spent epochs (`Inner::spent`).
+    from_spent: bool,
 }
 
 impl Pending {
-    /// Joins the shuffle: the epoch it built and the plan for the shuffle after it.
-    fn finish(self) -> Result<(Epoch, Plan)> {
+    /// Joins the shuffle: the epoch it built and, from a Clos shuffle, the plan for the
+    /// shuffle after it.
+    fn finish(self) -> Result<(Epoch, Option<Plan>)> {
         let route = self.handle.join().map_err(|_| OramError::Io("shuffle thread panicked".into()))??;
-        Ok((self.next, Plan { perm: self.plan.0, k1: self.plan.1, route }))
+        let plan = match (self.plan, route) {
+            (Some((perm, k1)), Some(route)) => Some(Plan { perm, k1, route }),
+            _ => None,
+        };
+        Ok((self.next, plan))
     }
+}
+
+/// An epoch that has served its T requests, kept (with the slots they read) as the cache
+/// shuffle's source until it has been read.
+struct Spent {
+    epoch: Epoch,
+    touched: Vec<u64>,
 }
 
 /// The next shuffle, already begun: its stage 1 sits in the work region.
@@ -182,6 +210,7 @@ struct Inner {
     cache: HashMap<u64, Option<usize>>,
     /// The cache's block buffers, kept across epochs: a request copies into one instead of
     /// allocating, and the hand-over does not free (and the next epoch fault in) T blocks.
+    /// Every request takes one (a repeat's holds its dummy's plaintext), so an epoch uses T.
     slab: Vec<Vec<u8>>,
     slab_used: usize,
     /// The most blocks the cache has held at once, over all epochs: measured, not the bound T
@@ -200,12 +229,13 @@ struct Inner {
     /// the plaintext of the slot read last
     slot: Vec<u8>,
     /// Block-sized buffers that make every outcome of a request do the same work (`read_into`):
-    /// `stage` takes the copy a repeat makes where a first read fills the cache, `blank` stays
-    /// zero (the source of a failed block's reply) and `balance` takes the one zeroing pass a
+    /// every reply passes through `stage` (`reply`), and `balance` takes the one zeroing pass a
     /// failed authentication makes inside AES-GCM.
     stage: Vec<u8>,
-    blank: Vec<u8>,
     balance: Vec<u8>,
+    /// The copies the last reply made (`reply::copy_reply`), for the test that they are the
+    /// same for every outcome.
+    steps: reply::Steps,
     shuffles_started: u64,
     /// Hand-overs that had to wait for the shuffle (the epochs built ahead were used up).
     late_handovers: u64,
@@ -215,6 +245,11 @@ struct Inner {
     shuffle_total: u64,
     /// The served epoch's count of epochs ended by requests (`SealedState::work`).
     work: u64,
+    /// Slots this epoch's requests read, in order (the cache shuffle's touched set).
+    touched: Vec<u64>,
+    /// Ended epochs the cache shuffle may still read, oldest first.
+    spent: std::collections::VecDeque<Spent>,
+    cache_shuffles: u64,
 }
 
 pub struct ProOram {
@@ -355,6 +390,9 @@ impl ProOram {
         }
         let geom = st.geometry;
         let regions = check_storage(&*storage, &geom, cfg.block_size)?;
+        if cfg.shuffle == ShuffleKind::Cache && regions < 4 {
+            return Err(OramError::Config("the cache shuffle needs run_ahead >= 2 (a store of 4 or more regions)".into()));
+        }
         if st.pos.len() as u64 != geom.slots() {
             return Err(OramError::Corrupt("PRO-ORAM position map has the wrong length".into()));
         }
@@ -403,7 +441,7 @@ impl ProOram {
                 epoch_t0: std::time::Instant::now(),
                 period: 0,
                 stage: vec![0u8; block_size],
-                blank: vec![0u8; block_size],
+                steps: Default::default(),
                 balance: vec![0u8; block_size],
                 slot,
                 shuffles_started: 0,
@@ -412,6 +450,9 @@ impl ProOram {
                 plan: None,
                 shuffle_total: 1,
                 work,
+                touched: Vec::new(),
+                spent: Default::default(),
+                cache_shuffles: 0,
             }),
         };
         {
@@ -501,32 +542,31 @@ impl ProOram {
             Ok(())
         })?;
         inner.used += 1;
+        inner.touched.push(p);
         if opened.is_ok() {
             // AES-GCM zeroes its output on a mismatch: the same pass here when it did not
             std::hint::black_box(&mut inner.balance[..]).fill(0);
         }
         let tamper = OramError::Tamper { region, index: inner.epoch.pos[id as usize] as u64 };
-        let result = if cached {
-            let (src, ok) = match (opened.is_ok(), inner.cache[&id]) {
-                (true, Some(k)) => (&inner.slab[k], true),
-                _ => (&inner.blank, false),
-            };
-            inner.stage.copy_from_slice(src);
-            out.copy_from_slice(&inner.stage);
-            if ok { Ok(()) } else { Err(tamper) }
-        } else {
-            // a failed slot was zeroed by AES-GCM: its cache entry holds zeros, marked failed
-            let k = inner.slab_used;
-            inner.slab_used += 1;
-            if inner.slab.len() <= k {
-                inner.slab.push(vec![0u8; self.cfg.block_size]);
+        // Every request takes a fresh cache entry for the slot it opened (`reply`). A failed
+        // slot was zeroed by AES-GCM, and a dummy's plaintext is zeros (`create`), so the fresh
+        // entry is the zeros a failed reply carries.
+        let fresh = inner.slab_used;
+        inner.slab_used += 1;
+        if inner.slab.len() <= fresh {
+            inner.slab.push(vec![0u8; self.cfg.block_size]);
+        }
+        let (source, result) = if cached {
+            match (opened.is_ok(), inner.cache[&id]) {
+                (true, Some(k)) => (k, Ok(())),
+                _ => (fresh, Err(tamper)),
             }
-            inner.slab[k].copy_from_slice(&inner.slot[..self.cfg.block_size]);
-            out.copy_from_slice(&inner.slab[k]);
-            inner.cache.insert(id, opened.is_ok().then_some(k));
-            inner.peak_cached = inner.peak_cached.max(inner.slab_used as u64);
-            opened
+        } else {
+            inner.cache.insert(id, opened.is_ok().then_some(fresh));
+            inner.peak_cached = inner.peak_cached.max(inner.cache.len() as u64);
+            (fresh, opened)
         };
+        reply::copy_reply(&mut inner.slab, fresh, source, &inner.slot, &mut inner.stage, out, &mut inner.steps);
         let period = g.period;
         if g.used == t {
             // the new epoch's clock runs on from this request's due time; on failure the next
@@ -586,6 +626,7 @@ impl ProOram {
             period_ms: g.period as f64 / 1e6,
             epochs_ready: g.ready.len() as u64,
             late_handovers: g.late_handovers,
+            cache_shuffles: g.cache_shuffles,
         }
     }
 
@@ -644,49 +685,6 @@ impl Drop for ProOram {
     }
 }
 
-/// How many recent steady-state shuffle times the request clock looks at, which quantile of
-/// them it follows, and how far one change of the period may go. Chosen by replaying shuffle
-/// times recorded on the 2-core VM this was built on (271-721 ms for the same 1 GiB shuffle
-/// within a minute) through the pacing rules: against the last three's median and unbounded
-/// steps, 8-epoch windows with p99/p50 <= 1.2 went from about half to 95%, at the same mean
-/// throughput. A step is the p99/p50 of any window that spans it, so against a target of 1.1
-/// one step is at most 8% (it was 15%, and 10% or more when the shuffle fell behind).
-const RECENT_SHUFFLES: usize = 16;
-const PERIOD_QUANTILE: f64 = 0.5;
-const MAX_STEP: f64 = 0.08;
-
-/// Completed shuffles: how many, their total time, and the latest steady-state ones' times
-/// (bounded, so a long-running server does not grow a list).
-#[derive(Clone, Debug, Default)]
-pub struct ShuffleTimes {
-    pub completed: u64,
-    pub total_secs: f64,
-    /// Seconds, oldest first; the first shuffles after create or open (which also run stage 1
-    /// or write a region for the first time) excluded.
-    pub recent_steady: std::collections::VecDeque<f64>,
-}
-
-impl ShuffleTimes {
-    fn record(&mut self, secs: f64, steady: bool) {
-        self.completed += 1;
-        self.total_secs += secs;
-        if steady {
-            if self.recent_steady.len() == RECENT_SHUFFLES {
-                self.recent_steady.pop_front();
-            }
-            self.recent_steady.push_back(secs);
-        }
-    }
-
-    /// The q-quantile (nearest rank) of the recent steady-state times; None before the first.
-    pub fn recent_quantile(&self, q: f64) -> Option<f64> {
-        let mut v: Vec<f64> = self.recent_steady.iter().copied().collect();
-        v.sort_by(f64::total_cmp);
-        let k = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len().max(1));
-        v.get(k - 1).copied()
-    }
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ProOramStats {
     pub epoch: u64,
@@ -708,6 +706,9 @@ pub struct ProOramStats {
     pub epochs_ready: u64,
     /// Hand-overs so far that had to wait for the shuffle: the epochs built ahead were used up.
     pub late_handovers: u64,
+    /// Shuffles started that were cache (K-oblivious) shuffles.
+    #[serde(default)]
+    pub cache_shuffles: u64,
 }
 
 /// With `shuffle_idle` the shuffle threads run under SCHED_IDLE, so that a request waking on

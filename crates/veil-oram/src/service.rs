@@ -174,7 +174,7 @@ impl Store {
             // a read error leaves zeros; the manifest sizes were checked when it was built
             let _ = handles[k].read_exact_at(&mut buf[..len], off);
         };
-        let cfg = ProOramConfig { block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None };
+        let cfg = ProOramConfig { block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None, shuffle: Default::default() };
         let oram = ProOram::create(st, master, manifest.n_blocks, cfg, &fill)?;
         Ok(Self { oram, manifest, dir: dir.to_path_buf() })
     }
@@ -194,7 +194,7 @@ impl Store {
         let master = load_key(&key_path(dir, key_file))?;
         let manifest: Manifest = serde_json::from_slice(&open_meta(&*st, &master, MANIFEST)?)
             .map_err(|e| OramError::Corrupt(format!("manifest unreadable: {e}")))?;
-        let cfg = ProOramConfig { block_size: manifest.block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None };
+        let cfg = ProOramConfig { block_size: manifest.block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None, shuffle: Default::default() };
         let oram = ProOram::open(st, master, cfg)?;
         Ok(Self { oram, manifest, dir: dir.to_path_buf() })
     }

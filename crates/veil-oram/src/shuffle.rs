@@ -113,12 +113,14 @@ pub struct Weights {
     pub per_slot: [u64; 3],
     /// The rest of a shuffle's wall time (route tables, state record, final sync), in ns.
     pub overhead: u64,
+    /// The cache shuffle's (`cacheshuffle`) whole wall time per slot, in ns.
+    pub cache: u64,
 }
 
 impl Default for Weights {
     fn default() -> Self {
         // before any measurement: stage 3 also seals and writes the next shuffle's stage 1
-        Self { per_slot: [4000, 4000, 7000], overhead: 0 }
+        Self { per_slot: [4000, 4000, 7000], overhead: 0, cache: 6000 }
     }
 }
 
@@ -166,6 +168,25 @@ impl Buffers {
             b.resize(block, 0);
         }
         self.source.resize(groups, 0);
+        self.gauge.store(self.bytes(), Ordering::Relaxed);
+    }
+
+    /// At least `n` blocks of `block` bytes, for the cache shuffle (`cacheshuffle`), which
+    /// takes them out (`take_blocks`) and gives them back when done.
+    pub fn fit_blocks(&mut self, n: usize, block: usize) {
+        if self.plain.len() < n {
+            self.plain.resize_with(n, Vec::new);
+        }
+        for b in self.plain.iter_mut() {
+            b.resize(block, 0);
+        }
+        self.gauge.store(self.bytes(), Ordering::Relaxed);
+    }
+    pub fn take_blocks(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.plain)
+    }
+    pub fn give_blocks(&mut self, blocks: Vec<Vec<u8>>) {
+        self.plain = blocks;
         self.gauge.store(self.bytes(), Ordering::Relaxed);
     }
 }

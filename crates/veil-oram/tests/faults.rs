@@ -10,7 +10,8 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 use veil_oram::error::{OramError, Result};
-use veil_oram::proram::ProOram;
+use veil_oram::cacheshuffle::ShuffleKind;
+use veil_oram::proram::{ProOram, ProOramConfig};
 use veil_oram::storage::{AccessLog, Actor, Storage};
 
 /// Storage calls a fault can hit.
@@ -124,12 +125,16 @@ fn read_all(o: &Arc<ProOram>, ids: impl Iterator<Item = u64>, bs: usize) -> (usi
 }
 
 fn run_case(call: Call, errno: i32, after: i64) {
+    run_case_with(call, errno, after, ShuffleKind::Clos)
+}
+
+fn run_case_with(call: Call, errno: i32, after: i64, shuffle: ShuffleKind) {
     let (n, bs) = (144u64, 48usize);
     let (mem_oram, mem) = memory_store(n, bs, 5);
     drop(mem_oram);
     let faulty = Arc::new(Faulty { inner: mem, call: AtomicU8::new(0), errno: AtomicI64::new(0), countdown: AtomicI64::new(0) });
     let st: Arc<dyn Storage> = faulty.clone();
-    let o = Arc::new(ProOram::open(st, master(), cfg(bs, 5)).unwrap());
+    let o = Arc::new(ProOram::open(st, master(), ProOramConfig { shuffle, ..cfg(bs, 5) }).unwrap());
     let t = o.geometry().epoch_len;
     let (ok, _) = read_all(&o, (0..2 * t).map(|k| k * 7 % n), bs);
     assert_eq!(ok as u64, 2 * t, "before the fault");
@@ -179,4 +184,13 @@ fn reads_failing_neither_hang_nor_wedge() {
     // the requests' own slot reads and the shuffle's reads alike
     run_case(Call::Read, libc::EIO, 0);
     run_case(Call::Read, libc::EMFILE, 100);
+}
+
+/// The same faults with the cache shuffle, warmed up so that it is the one running: reads of an
+/// ended epoch's copy and writes of the new one fail mid-shuffle.
+#[test]
+fn faults_mid_cache_shuffle_neither_hang_nor_wedge() {
+    run_case_with(Call::Write, libc::ENOSPC, 40, ShuffleKind::Cache);
+    run_case_with(Call::Read, libc::EIO, 100, ShuffleKind::Cache);
+    run_case_with(Call::PutMeta, libc::EMFILE, 0, ShuffleKind::Cache);
 }

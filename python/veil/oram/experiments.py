@@ -12,6 +12,10 @@ from veil.oram.engine import epoch_len, run
 register_component("oram.engine", "proram", doc="PRO-ORAM: square-root layout, one slot per request, "
                    "next epoch shuffled concurrently (Clos-network oblivious shuffle)")
 register_component("oram.engine", "pathoram", doc="Path ORAM, Z=4, encrypted buckets, stash, position map")
+register_component("oram.shuffle", "clos", doc="PRO-ORAM's shuffle: three-stage Clos-network oblivious shuffle, "
+                   "2 openings and 3 sealings per slot per epoch, from any copy")
+register_component("oram.shuffle", "cache", doc="K-oblivious one-pass shuffle after CacheShuffle (Patel, Persiano, Yeo "
+                   "2018): 1 opening and 1 sealing per slot, from an ended epoch's copy; needs run_ahead >= 2")
 register_component("oram.engine", "plain", doc="plain encrypted reads (not oblivious): the lower bound")
 
 # a guard against a mistyped size; the --full reproducer's largest PRO-ORAM point takes 11 GB
@@ -39,6 +43,8 @@ class AccessConfig(ExperimentConfig):
                               "SCHED_IDLE (flattest latency on a machine of its own, starves beside busy processes)")
     run_ahead: int = Field(3, ge=1, le=4, description="PRO-ORAM: epochs the shuffle may have built ahead of the "
                                                        "served one (storage holds run_ahead + 2 copies)")
+    shuffle: ComponentName("oram.shuffle") = Field("clos", description="PRO-ORAM: the shuffle that builds the "
+                                                     "next epochs (clos: any copy; cache: one pass, K-oblivious)")
     link_mbps: float = Field(7.0, ge=0, description="link bandwidth for the network share of latency (0: none)")
 
 
@@ -76,6 +82,7 @@ class AccessConfig(ExperimentConfig):
     "pace_margin": ("", "PRO-ORAM: how much slower than the shuffle the request clock runs (as configured)"),
     "epoch_len": ("requests", "requests per PRO-ORAM epoch"),
     "epochs": ("epochs", "epochs shuffled during the run"),
+    "cache_shuffles": ("shuffles", "PRO-ORAM: cache (K-oblivious) shuffles since the store was made, warm-up included"),
     "threads": ("threads", "shuffle threads used"),
     "errors": ("", "requests whose block failed authentication or was wrong (0 expected)"),
 },
@@ -93,7 +100,7 @@ def access(cfg: AccessConfig) -> dict:
         "threads": cfg.threads, "seed": cfg.seed, "pattern": cfg.pattern, "backend": cfg.backend,
         "redis": cfg.redis if cfg.backend == "redis" else None,
         "pace": cfg.pace, "pace_margin": cfg.pace_margin,
-        "shuffle_idle": cfg.shuffle_priority == "idle", "run_ahead": cfg.run_ahead, "link_mbps": cfg.link_mbps, "verify": True,
+        "shuffle_idle": cfg.shuffle_priority == "idle", "run_ahead": cfg.run_ahead, "shuffle": cfg.shuffle, "link_mbps": cfg.link_mbps, "verify": True,
     }
     if cfg.backend != "file":
         return run(point)

@@ -2,9 +2,16 @@
 //! T-th request, and keeping the shuffle up to `run_ahead` epochs ahead (see the parent module).
 
 use super::*;
+use crate::cacheshuffle::ShuffleKind;
 
 impl ProOram {
     pub(super) fn start_shuffle(&self, g: &mut Inner) {
+        if self.cfg.shuffle == ShuffleKind::Cache {
+            self.trim_spent(g);
+            if !g.spent.is_empty() {
+                return self.start_cache_shuffle(g);
+            }
+        }
         let m = self.geom.slots() as usize;
         let (rows, cols) = (self.geom.rows as usize, self.geom.cols as usize);
         // With a plan, the work region already holds this shuffle's stage 1 (written by the
@@ -64,17 +71,7 @@ impl ProOram {
             None
         };
         let crash_after_state = self.failpoint.as_deref() == Some("handover-after-state") && g.shuffles_started >= 3;
-        let state = SealedState {
-            version: STATE_VERSION,
-            geometry: self.geom,
-            block_size: self.cfg.block_size,
-            epoch: g.epoch.number,
-            region: g.epoch.region,
-            ctx: g.epoch.ctx,
-            key: g.epoch.key.raw(),
-            pos: g.epoch.pos.clone(),
-            work: Some(g.work),
-        };
+        let state = self.served_state(g);
         let (durable, work) = (self.durable_work.clone(), g.work);
         let master = self.master.clone();
         let k1n_job = k1n.clone();
@@ -92,12 +89,7 @@ impl ProOram {
             // share only until then, and the hand-over then finds the failure when it joins.
             let _ended = Ended { done: done.clone(), progress: progress.clone() };
             let t0 = std::time::Instant::now();
-            put_state(&*storage, &master, &state)?;
-            durable.fetch_max(work, Ordering::SeqCst);
-            if crash_after_state {
-                eprintln!("veil-oram: failpoint handover-after-state: aborting");
-                std::process::abort();
-            }
+            record_served(&*storage, &master, &state, &durable, work, crash_after_state)?;
             let route = match ready {
                 Some(r) => r,
                 None => Arc::new(clos::route(rows, cols, &dest)),
@@ -131,9 +123,9 @@ impl ProOram {
                 let staged: f64 = stage_secs.iter().sum();
                 w.overhead = ((t0.elapsed().as_secs_f64() - staged).max(0.0) * 1e9) as u64;
             }
-            r.map(|_| route2)
+            r.map(|_| Some(route2))
         });
-        g.pending = Some(Pending { handle, next, plan: (perm2, k1n) });
+        g.pending = Some(Pending { handle, next, plan: Some((perm2, k1n)), from_spent: false });
     }
 
     /// Epoch switch. The new copy is already durable (the shuffle synced it); the next
@@ -154,8 +146,10 @@ impl ProOram {
             Some(epoch) => epoch,
             None => {
                 let p = g.pending.take().ok_or_else(|| OramError::Io("no shuffle under way".into()))?;
-                let (epoch, plan) = p.finish()?;
-                g.plan = Some(plan);
+                let (epoch, plan) = self.finished(g, p)?;
+                if plan.is_some() {
+                    g.plan = plan;
+                }
                 epoch
             }
         };
@@ -167,7 +161,12 @@ impl ProOram {
         }
         self.epoch_no.store(next.number, Ordering::SeqCst);
         g.work += u64::from(by_request);
-        g.epoch = next;
+        let ended = std::mem::replace(&mut g.epoch, next);
+        let touched = std::mem::take(&mut g.touched);
+        // only an epoch that served all its requests here has a known touched set
+        if by_request && self.cfg.shuffle == ShuffleKind::Cache && g.used == self.geom.epoch_len {
+            self.keep_spent(g, Spent { epoch: ended, touched });
+        }
         g.cache.clear();
         g.slab_used = 0;
         g.used = 0;
@@ -191,7 +190,9 @@ impl ProOram {
         // have been timed the estimate is a first guess (the shuffles after create or open
         // touch fresh memory and run several times slower), and the period just follows it.
         let want = (estimate * (1.0 + self.cfg.pace_margin.max(0.0)) / self.geom.epoch_len as f64) as u64;
-        g.period = next_period(g.period, want, samples, was_ready);
+        // bounded: unpaced, every hand-over is late and each would add a step for ever (after
+        // ~550 epochs the due times overflowed)
+        g.period = next_period(g.period, want, samples, was_ready).min(MAX_PERIOD_NS);
         self.run_ahead(g);
         if g.pending.is_none() && g.ready.is_empty() {
             self.start_shuffle(g);
@@ -205,18 +206,38 @@ impl ProOram {
     /// then rebuilds from the served epoch.
     pub(super) fn run_ahead(&self, g: &mut Inner) {
         if g.pending.as_ref().is_some_and(|p| p.handle.is_finished()) {
-            match g.pending.take().unwrap().finish() {
+            let p = g.pending.take().unwrap();
+            let clos = !p.from_spent;
+            match self.finished(g, p) {
                 Ok((epoch, plan)) => {
-                    g.plan = Some(plan);
+                    if plan.is_some() {
+                        g.plan = plan;
+                    }
                     g.ready.push_back(epoch);
                 }
-                Err(_) => g.plan = None,
+                // a failed cache shuffle wrote only its own region: the plan still holds
+                Err(_) if clos => g.plan = None,
+                Err(_) => {}
             }
         }
-        // the served epoch, the built ones and the one to build must fit the epoch regions
-        let free = (g.ready.len() as u32 + 2) <= self.epoch_regions;
-        if g.pending.is_none() && g.plan.is_some() && free {
+        if g.pending.is_none() && self.may_start(g) {
             self.start_shuffle(g);
+        }
+    }
+
+    /// The state record naming the served epoch, which a shuffle writes before it writes any
+    /// slot (see `hand_over`).
+    pub(super) fn served_state(&self, g: &Inner) -> SealedState {
+        SealedState {
+            version: STATE_VERSION,
+            geometry: self.geom,
+            block_size: self.cfg.block_size,
+            epoch: g.epoch.number,
+            region: g.epoch.region,
+            ctx: g.epoch.ctx,
+            key: g.epoch.key.raw(),
+            pos: g.epoch.pos.clone(),
+            work: Some(g.work),
         }
     }
 
@@ -225,11 +246,30 @@ impl ProOram {
     }
 }
 
+/// A shuffle's first act: the state record naming the served epoch (and the freshness count it
+/// makes durable), before any slot is written; the `handover-after-state` failpoint stops here.
+pub(super) fn record_served(
+    storage: &dyn Storage,
+    master: &BlockKey,
+    state: &SealedState,
+    durable: &AtomicU64,
+    work: u64,
+    crash_after_state: bool,
+) -> Result<()> {
+    put_state(storage, master, state)?;
+    durable.fetch_max(work, Ordering::SeqCst);
+    if crash_after_state {
+        eprintln!("veil-oram: failpoint handover-after-state: aborting");
+        std::process::abort();
+    }
+    Ok(())
+}
+
 /// Marks the shuffle done and wakes its waiters when dropped, i.e. on every way out of the
 /// shuffle thread, early returns and unwinding included.
-struct Ended {
-    done: Arc<AtomicBool>,
-    progress: Arc<Progress>,
+pub(super) struct Ended {
+    pub(super) done: Arc<AtomicBool>,
+    pub(super) progress: Arc<Progress>,
 }
 
 impl Drop for Ended {
@@ -238,6 +278,9 @@ impl Drop for Ended {
         self.progress.wake();
     }
 }
+
+/// The longest request period, ns (a minute).
+const MAX_PERIOD_NS: u64 = 60_000_000_000;
 
 /// The request clock's next period (ns) from the current one `p`, the estimate `want`, how
 /// many steady shuffles the estimate rests on, and whether this hand-over found the next

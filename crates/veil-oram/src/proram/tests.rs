@@ -2,6 +2,20 @@
 
 use super::*;
 
+/// One shuffle thread, no clock.
+fn unpaced(bs: usize, seed: u64) -> ProOramConfig {
+    ProOramConfig {
+        block_size: bs,
+        threads: 1,
+        seed: Some(seed),
+        pace: false,
+        pace_margin: DEFAULT_PACE_MARGIN,
+        shuffle_idle: false,
+        epoch_len: None,
+        shuffle: Default::default(),
+    }
+}
+
 /// The sealed state's size is storage's to see: it must not depend on the key's digits.
 #[test]
 fn state_record_length_does_not_depend_on_the_key() {
@@ -50,15 +64,7 @@ fn stats_do_not_wait_for_a_running_shuffle() {
     let (n, bs) = (64u64, 32usize);
     let st: Arc<dyn Storage> =
         Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
-    let cfg = ProOramConfig {
-        block_size: bs,
-        threads: 1,
-        seed: Some(3),
-        pace: false,
-        pace_margin: DEFAULT_PACE_MARGIN,
-        shuffle_idle: false,
-        epoch_len: None,
-    };
+    let cfg = unpaced(bs, 3);
     let o = ProOram::create(st, BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
     o.wait_shuffle();
     let held = o.buffers.lock().unwrap();
@@ -101,4 +107,33 @@ fn the_clock_steps_by_at_most_eight_percent() {
             assert!((q / p as f64 - 1.0).abs() <= 0.08 + 1e-9, "{want}: {q}");
         }
     }
+}
+
+/// Every outcome of a request makes the same copies and evictions of the same sizes through
+/// buffers of the same roles (`reply`): a first read, a repeat, a first read of a tampered
+/// block and a repeat of it. Only which cache entry a repeat reads differs. Before, a repeat
+/// copied out of an entry written long ago and a first read out of one written just now.
+#[test]
+fn every_outcome_makes_the_same_copies() {
+    let (n, bs) = (64u64, 32usize);
+    let st: Arc<dyn Storage> =
+        Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
+    let cfg = unpaced(bs, 4);
+    let o = ProOram::create(st.clone(), BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8 + 1)).unwrap();
+    let (region, slot) = o.debug_slot_of(9);
+    st.flip_bit(region, slot, 5).unwrap();
+    let mut seen = Vec::new();
+    for (id, ok) in [(3u64, true), (3, true), (9, false), (9, false), (4, true), (3, true)] {
+        let mut out = vec![0xAAu8; bs];
+        let r = o.read_into(id, &mut out);
+        assert_eq!(r.is_ok(), ok, "block {id}");
+        assert_eq!(out, vec![if ok { id as u8 + 1 } else { 0 }; bs], "block {id}'s reply");
+        let g = o.inner.lock().unwrap();
+        assert!(g.steps.iter().flatten().count() == 5, "{:?}", g.steps);
+        seen.push(g.steps);
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+    // each request took one fresh cache entry, repeats and failures too
+    assert_eq!(o.inner.lock().unwrap().slab_used, 6);
+    assert_eq!(o.stats().cached_blocks, 3);
 }

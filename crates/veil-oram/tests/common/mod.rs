@@ -8,7 +8,7 @@ use veil_oram::storage::{MemoryStorage, Storage};
 pub const SEED: u64 = 11;
 
 pub fn cfg(block_size: usize, seed: u64) -> ProOramConfig {
-    ProOramConfig { block_size, threads: 2, seed: Some(seed), pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None }
+    ProOramConfig { block_size, threads: 2, seed: Some(seed), pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None, shuffle: Default::default() }
 }
 
 pub fn master() -> BlockKey {
