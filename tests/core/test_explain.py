@@ -171,7 +171,7 @@ def test_dask_cluster_gives_the_serial_answer(toy, tmp_path):
 
     with ResultStore(tmp_path / "a.sqlite") as a:
         one = explain("toy/fig/y", a, samples=6, seed=2)
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, \
             ResultStore(tmp_path / "b.sqlite") as b:
         two = explain("toy/fig/y", b, samples=6, seed=2, scheduler=cluster.scheduler_address)
     assert [p.value for p in one.joint] == [p.value for p in two.joint]

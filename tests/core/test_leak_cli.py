@@ -77,7 +77,7 @@ def test_dask_and_local_processes_give_the_same_verdict_as_one_process(tmp_path)
     cfg = load(write(tmp_path / "leak.toml", BASE), ["power_trials=5"])
     one = execute(cfg, None, jobs=1)
     assert execute(cfg, None, jobs=2) == one
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         assert execute(cfg, None, scheduler=cluster.scheduler_address) == one
 
 

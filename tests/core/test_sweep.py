@@ -52,7 +52,7 @@ def test_dask_cluster_gives_same_results_as_local_pool(tmp_path):
     spec = load_spec(tmp_path / "s.toml")
     with ResultStore(tmp_path / "a.sqlite") as store:
         local = run_sweep(spec, store, jobs=2, progress=False)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         with ResultStore(tmp_path / "b.sqlite") as store:
             remote = run_sweep(spec, store, scheduler=cluster.scheduler_address, progress=False)
         with Client(cluster) as client:  # an already-connected client is accepted too

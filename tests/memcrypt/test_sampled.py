@@ -63,7 +63,7 @@ def test_results_do_not_depend_on_threads_and_a_dask_cluster_gives_the_same():
     assert one == run(**cfg, threads=2) == run(**cfg, threads=7)
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster:
         assert run(**cfg, scheduler=cluster.scheduler_address) == one
 
 
