@@ -303,3 +303,20 @@ def test_cmd_trace_header_names_the_threads_that_ran(tmp_path, capsys, replay):
     from conftest import CliResult
 
     one_line_error(CliResult(r.returncode, r.stdout, r.stderr), "3 threads but cpu.count is 16")
+
+
+@pytest.mark.slow
+def test_traced_in_parallel_gives_the_serial_bytes(tmp_path):
+    # `veil reproduce trace` traces on two valgrind processes at once: the same files as one at a
+    # time, for a single-threaded workload at two cache sizes (its input folder locked between
+    # them) and a 4-thread one replayed offline, whatever runs beside it.
+    from veil.trace import ensure_traces
+
+    reqs = [{"workload": "mcf", "llc_bytes": 256 * 1024}, {"workload": "ocean"},
+            {"workload": "mcf", "llc_bytes": 1024 * 1024}]
+    two = ensure_traces([{**r, "cache": tmp_path / "two"} for r in reqs], jobs=2)
+    one = ensure_traces([{**r, "cache": tmp_path / "one"} for r in reqs], jobs=1)
+    assert [p.name for p in two] == [p.name for p in one]
+    assert len({p.name for p in one}) == 3
+    for a, b in zip(one, two):
+        assert a.read_bytes() == b.read_bytes(), a.name

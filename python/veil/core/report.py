@@ -23,7 +23,7 @@ from veil.core.registry import REGISTRY, Reproducer, load_reproducers
 from veil.core.report_html import page_name, row_anchor, write_pages
 from veil.core.robustness import is_headline, robustness_of
 from veil.core.rows import BASES, FAILING, Row, _fmt, host_name, machine_load, slug
-from veil.core.runner import progress_wanted, run_experiment, veil_version
+from veil.core.runner import LAST_CPU_S, progress_wanted, run_experiment, veil_version
 from veil.core.section import SUMMARY_COLUMNS, FigureEntry, Section, summary_column
 from veil.core.store import ResultStore
 from veil.core.sweep import configs_for, connect, run_points
@@ -65,7 +65,7 @@ class ReproduceContext:
         t0 = time.perf_counter()
         rec, cached = run_experiment(experiment, validate(experiment, config or {}), self.store)
         self._count(cached)
-        self._batch(experiment, False, [rec.elapsed_s], t0)
+        self._batch(experiment, False, [rec.elapsed_s if cached else LAST_CPU_S[0]], t0)
         return rec.result
 
     def run_many(self, experiment: str, base: dict[str, Any], rows: list[dict[str, Any]],
@@ -82,7 +82,9 @@ class ReproduceContext:
             raise VeilError(f"{experiment} point {rows[i]}: {err}")
         self.section.computed += out.computed
         self.section.cached += out.cached
-        self._batch(experiment, True, [r.elapsed_s for r in out.records], t0)
+        # a point computed here costs its CPU time; one read back, the wall time it took then
+        self._batch(experiment, True, [out.cpu_s.get(i, r.elapsed_s) for i, r in enumerate(out.records)
+                                       if i not in out.repeats], t0)
         return [r.result for r in out.records]
 
     def _batch(self, experiment: str, many: bool, point_s: list[float], t0: float) -> None:

@@ -5,9 +5,11 @@ runs a batch's uncached points in parallel, but the reproducer waits for the who
 it asks for the next (it plots or compares the results first), and single `ctx.run` points run
 in the reproducing process. So the wall time on W workers is the section's own work outside its
 points plus, per batch, the time W workers need for its points (longest-first list scheduling,
-within 4/3 of the best split). Each point's time is its record's `elapsed_s` (the time it took
-when it was computed, cached or not), so a projection can be made from a re-run that reads every
-point back. `timing.json` in the report folder keeps the batches; `veil bench reproduce` prints
+within 4/3 of the best split). A point computed in this run costs its CPU time (compute_timed:
+the worker's CPU seconds while it ran, which a loaded machine does not inflate); a point read
+back from the store costs its record's `elapsed_s`, the wall time it took when it was computed
+(so a projection can also be made from a re-run that reads every point back, less exactly where
+that run was loaded). `timing.json` in the report folder keeps the batches; `veil bench reproduce` prints
 the projection from it.
 """
 
