@@ -34,7 +34,7 @@ def test_full_on_a_local_cluster_is_the_serial_answer_and_resumes(toy, tmp_path)
     with ResultStore(tmp_path / "serial.sqlite") as st:
         (sec,), _ = reproduce(["fulltoy"], tmp_path / "serial", st, quick=False, jobs=1, log=lambda s: None)
     assert sec.error is None and sec.computed == 49
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             ResultStore(tmp_path / "dask.sqlite") as st:
         toy.FAIL.update({7, 19})  # the first run is cut short: two points of the first sweep fail
         (cut,), _ = reproduce(["fulltoy"], tmp_path / "dask", st, quick=False, jobs=1, log=lambda s: None,
@@ -72,3 +72,20 @@ def test_projection_adds_batches_and_the_sections_own_work():
     t = section_timing("x", seconds=20.0, cpu_seconds=None, batches=batches, batch_wall_s=15.0, workers=(1, 8))
     assert t["own_s"] == 5.0 and t["point_cpu_s"] == 10.0
     assert t["projected_wall_s"] == {"1": 15.0, "8": 8.0}
+
+
+def test_a_prefetched_point_is_computed_once_and_counted_once(toy, tmp_path):
+    from veil.core.report import ReproduceContext
+    from veil.core.section import Section
+
+    with ResultStore(tmp_path / "s.sqlite") as st:
+        sec = Section("fulltoy", "t")
+        ctx = ReproduceContext(sec, tmp_path / "out", st, quick=False, jobs=1)
+        ctx.prefetch("fulltoy.point", [{"n": n} for n in range(1, 7)])
+        a = ctx.run_many("fulltoy.point", {}, [{"n": n} for n in range(1, 4)])
+        b = ctx.run("fulltoy.point", {"n": 5})
+        assert (sec.computed, sec.cached) == (6, 0)
+        assert [len(x["point_s"]) for x in sec.batches] == [6, 0, 0]  # timed where computed, once
+        alone = ReproduceContext(Section("fulltoy", "u"), tmp_path / "out2", None, quick=False, jobs=1)
+        assert a == alone.run_many("fulltoy.point", {}, [{"n": n} for n in range(1, 4)])
+        assert b == alone.run("fulltoy.point", {"n": 5})

@@ -47,6 +47,9 @@ class ReproduceContext:
         # `veil reproduce` turns the progress lines on; `veil explain` re-runs reproducers many
         # times and keeps its own
         self.show_progress = False
+        # (experiment, config hash) of the points computed in this reproduction: read back later
+        # (after a prefetch) they are neither counted as cached nor timed twice
+        self._fresh: set[tuple[str, str]] = set()
         (out_dir / "figures").mkdir(parents=True, exist_ok=True)
 
     def progress(self, what: str) -> None:
@@ -64,8 +67,12 @@ class ReproduceContext:
         self.progress(f"{experiment} ...")
         t0 = time.perf_counter()
         rec, cached = run_experiment(experiment, validate(experiment, config or {}), self.store)
-        self._count(cached)
-        self._batch(experiment, False, [rec.elapsed_s if cached else LAST_CPU_S[0]], t0)
+        fresh = cached and (experiment, rec.config_hash) in self._fresh
+        if not fresh:
+            self._count(cached)
+        if not cached:
+            self._fresh.add((experiment, rec.config_hash))
+        self._batch(experiment, False, [] if fresh else [rec.elapsed_s if cached else LAST_CPU_S[0]], t0)
         return rec.result
 
     def run_many(self, experiment: str, base: dict[str, Any], rows: list[dict[str, Any]],
@@ -80,12 +87,27 @@ class ReproduceContext:
         if out.failed:
             i, err = out.failed[0]
             raise VeilError(f"{experiment} point {rows[i]}: {err}")
+        # a point computed here costs its CPU time; one read back, the wall time it took then,
+        # unless this reproduction computed it (a prefetch): then it cost nothing here
+        cost, fresh = [], 0
+        for i, r in enumerate(out.records):
+            if i in out.cpu_s:
+                cost.append(out.cpu_s[i])
+                self._fresh.add((experiment, r.config_hash))
+            elif i not in out.repeats:
+                if (experiment, r.config_hash) in self._fresh:
+                    fresh += 1
+                else:
+                    cost.append(r.elapsed_s)
         self.section.computed += out.computed
-        self.section.cached += out.cached
-        # a point computed here costs its CPU time; one read back, the wall time it took then
-        self._batch(experiment, True, [out.cpu_s.get(i, r.elapsed_s) for i, r in enumerate(out.records)
-                                       if i not in out.repeats], t0)
+        self.section.cached += out.cached - fresh
+        self._batch(experiment, True, cost, t0)
         return [r.result for r in out.records]
+
+    def prefetch(self, experiment: str, rows: list[dict[str, Any]]) -> None:
+        """Runs the points that several figures will ask for as one batch (better spread over the
+        pool or cluster than figure by figure); the figures' run_many then read them back."""
+        self.run_many(experiment, {}, rows)
 
     def _batch(self, experiment: str, many: bool, point_s: list[float], t0: float) -> None:
         """Kept for timing.json: what the points cost, and the wall time the batch took here."""
