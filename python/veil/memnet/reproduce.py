@@ -58,7 +58,7 @@ def reproduce(ctx):
     refs = {name: engine.reference_curve(name) for name in SETUPS}
     points = [{**setup, "rate": r["offered_flits_per_node_cycle"]} for name, setup in SETUPS.items() for r in refs[name]]
     results = iter(ctx.run_many("memnet.latency_load", {}, points))
-    for col, (name, setup) in enumerate(SETUPS.items()):
+    for col, name in enumerate(SETUPS):
         ax, res_ax = axes[0][col], axes[1][col]
         ref = refs[name]
         rates = [r["offered_flits_per_node_cycle"] for r in ref]
