@@ -280,7 +280,7 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
         ctx = mp.get_context("spawn")
     else:
         ctx = _NoMainContext()
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_ignore_sigint)
     try:
         futures = {pool.submit(compute_timed, experiment, cfg): i for i, cfg in payload}
         for fut in as_completed(futures):
@@ -299,6 +299,14 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
             proc.terminate()
         raise
     pool.shutdown(wait=True)
+
+
+def _ignore_sigint() -> None:
+    """A pool worker leaves Ctrl-C to the parent, which stops it (below): Ctrl-C reaches the whole
+    process group, and a worker that took it would print its own traceback under `veil: interrupted`."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _refuse_unguarded(experiment: str, jobs: int) -> None:
