@@ -47,9 +47,10 @@ class ReproduceContext:
         # `veil reproduce` turns the progress lines on; `veil explain` re-runs reproducers many
         # times and keeps its own
         self.show_progress = False
-        # (experiment, config hash) of the points computed in this reproduction: read back later
-        # (after a prefetch) they are neither counted as cached nor timed twice
-        self._fresh: set[tuple[str, str]] = set()
+        # (experiment, config hash) of the points this reproduction has computed or read back:
+        # asked for again (after a prefetch, or by a second figure) they are neither counted nor
+        # timed twice
+        self._seen: set[tuple[str, str]] = set()
         (out_dir / "figures").mkdir(parents=True, exist_ok=True)
 
     def progress(self, what: str) -> None:
@@ -67,12 +68,11 @@ class ReproduceContext:
         self.progress(f"{experiment} ...")
         t0 = time.perf_counter()
         rec, cached = run_experiment(experiment, validate(experiment, config or {}), self.store)
-        fresh = cached and (experiment, rec.config_hash) in self._fresh
-        if not fresh:
+        seen = cached and (experiment, rec.config_hash) in self._seen
+        if not seen:
             self._count(cached)
-        if not cached:
-            self._fresh.add((experiment, rec.config_hash))
-        self._batch(experiment, False, [] if fresh else [rec.elapsed_s if cached else LAST_CPU_S[0]], t0)
+        self._seen.add((experiment, rec.config_hash))
+        self._batch(experiment, False, [] if seen else [rec.elapsed_s if cached else LAST_CPU_S[0]], t0)
         return rec.result
 
     def run_many(self, experiment: str, base: dict[str, Any], rows: list[dict[str, Any]],
@@ -88,19 +88,20 @@ class ReproduceContext:
             i, err = out.failed[0]
             raise VeilError(f"{experiment} point {rows[i]}: {err}")
         # a point computed here costs its CPU time; one read back, the wall time it took then,
-        # unless this reproduction computed it (a prefetch): then it cost nothing here
-        cost, fresh = [], 0
+        # unless this reproduction already had it (a prefetch, another figure): then nothing
+        cost, seen = [], 0
         for i, r in enumerate(out.records):
+            key = (experiment, r.config_hash)
             if i in out.cpu_s:
                 cost.append(out.cpu_s[i])
-                self._fresh.add((experiment, r.config_hash))
             elif i not in out.repeats:
-                if (experiment, r.config_hash) in self._fresh:
-                    fresh += 1
+                if key in self._seen:
+                    seen += 1
                 else:
                     cost.append(r.elapsed_s)
+            self._seen.add(key)
         self.section.computed += out.computed
-        self.section.cached += out.cached - fresh
+        self.section.cached += out.cached - seen
         self._batch(experiment, True, cost, t0)
         return [r.result for r in out.records]
 
