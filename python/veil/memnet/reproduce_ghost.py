@@ -323,7 +323,6 @@ def cpu_injection(x: dict, alg: str) -> float:
 
 def topology_section(ctx, traces: dict[str, str], secure: list[str]) -> None:
     names = ([w for w in traces if w in MEMORY_INTENSIVE] or list(traces))[:size(ctx, "topo_traces")]
-    sub = {w: traces[w] for w in names}
     algs = [BASE, *secure]
     slow: dict[tuple[str, str], float] = {}
     for topo, extra in TOPOLOGIES.items():
