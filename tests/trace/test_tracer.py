@@ -303,3 +303,24 @@ def test_cmd_trace_header_names_the_threads_that_ran(tmp_path, capsys, replay):
     from conftest import CliResult
 
     one_line_error(CliResult(r.returncode, r.stdout, r.stderr), "3 threads but cpu.count is 16")
+
+
+@pytest.mark.slow
+def test_traced_in_parallel_gives_the_serial_bytes(tmp_path):
+    # `veil reproduce trace` traces on two valgrind processes at once: the same files as one at a
+    # time, for a single-threaded workload at two cache sizes (its input folder locked between
+    # them) and a 4-thread one replayed offline, whatever runs beside it. Same cache folder both
+    # times: the input folder's path is part of the traced program's environment (its addresses).
+    from veil.trace import ensure_traces
+
+    reqs = [{"workload": "mcf", "llc_bytes": 256 * 1024, "cache": tmp_path}, {"workload": "ocean", "cache": tmp_path},
+            {"workload": "mcf", "llc_bytes": 1024 * 1024, "cache": tmp_path}]
+    two = ensure_traces(reqs, jobs=2)
+    assert len(set(two)) == 3
+    data = [p.read_bytes() for p in two]
+    for p in two:
+        p.unlink()
+    one = ensure_traces(reqs, jobs=1)
+    assert one == two
+    for p, d in zip(one, data):
+        assert p.read_bytes() == d, p.name

@@ -23,10 +23,11 @@ from veil.core.registry import REGISTRY, Reproducer, load_reproducers
 from veil.core.report_html import page_name, row_anchor, write_pages
 from veil.core.robustness import is_headline, robustness_of
 from veil.core.rows import BASES, FAILING, Row, _fmt, host_name, machine_load, slug
-from veil.core.runner import progress_wanted, run_experiment, veil_version
+from veil.core.runner import LAST_CPU_S, progress_wanted, run_experiment, veil_version
 from veil.core.section import SUMMARY_COLUMNS, FigureEntry, Section, summary_column
 from veil.core.store import ResultStore
 from veil.core.sweep import configs_for, connect, run_points
+from veil.core.timing import section_timing, write_timing
 
 
 class ReproduceContext:
@@ -46,6 +47,10 @@ class ReproduceContext:
         # `veil reproduce` turns the progress lines on; `veil explain` re-runs reproducers many
         # times and keeps its own
         self.show_progress = False
+        # (experiment, config hash) of the points this reproduction has computed or read back:
+        # asked for again (after a prefetch, or by a second figure) they are neither counted nor
+        # timed twice
+        self._seen: set[tuple[str, str]] = set()
         (out_dir / "figures").mkdir(parents=True, exist_ok=True)
 
     def progress(self, what: str) -> None:
@@ -61,8 +66,13 @@ class ReproduceContext:
     def run(self, experiment: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
         """Runs (or reads back) one experiment point and returns its result dict."""
         self.progress(f"{experiment} ...")
+        t0 = time.perf_counter()
         rec, cached = run_experiment(experiment, validate(experiment, config or {}), self.store)
-        self._count(cached)
+        seen = cached and (experiment, rec.config_hash) in self._seen
+        if not seen:
+            self._count(cached)
+        self._seen.add((experiment, rec.config_hash))
+        self._batch(experiment, False, [] if seen else [rec.elapsed_s if cached else LAST_CPU_S[0]], t0)
         return rec.result
 
     def run_many(self, experiment: str, base: dict[str, Any], rows: list[dict[str, Any]],
@@ -71,14 +81,39 @@ class ReproduceContext:
         (cached ones read back); results in row order."""
         cfgs = configs_for(experiment, base, rows)
         self.progress(f"{experiment}: {len(cfgs)} points ...")
+        t0 = time.perf_counter()
         out = run_points(experiment, cfgs, self.store, jobs=jobs or self.jobs, scheduler=self.scheduler,
                          label=f"{self.system}: {experiment}")
         if out.failed:
             i, err = out.failed[0]
             raise VeilError(f"{experiment} point {rows[i]}: {err}")
+        # a point computed here costs its CPU time; one read back, the wall time it took then,
+        # unless this reproduction already had it (a prefetch, another figure): then nothing
+        cost, seen = [], 0
+        for i, r in enumerate(out.records):
+            key = (experiment, r.config_hash)
+            if i in out.cpu_s:
+                cost.append(out.cpu_s[i])
+            elif i not in out.repeats:
+                if key in self._seen:
+                    seen += 1
+                else:
+                    cost.append(r.elapsed_s)
+            self._seen.add(key)
         self.section.computed += out.computed
-        self.section.cached += out.cached
+        self.section.cached += out.cached - seen
+        self._batch(experiment, True, cost, t0)
         return [r.result for r in out.records]
+
+    def prefetch(self, experiment: str, rows: list[dict[str, Any]]) -> None:
+        """Runs the points that several figures will ask for as one batch (better spread over the
+        pool or cluster than figure by figure); the figures' run_many then read them back."""
+        self.run_many(experiment, {}, rows)
+
+    def _batch(self, experiment: str, many: bool, point_s: list[float], t0: float) -> None:
+        """Kept for timing.json: what the points cost, and the wall time the batch took here."""
+        self.section.batches.append({"experiment": experiment, "many": many, "point_s": point_s})
+        self.section.batch_wall_s += time.perf_counter() - t0
 
     def _count(self, cached: bool) -> None:
         if cached:
@@ -249,6 +284,7 @@ def reproduce(systems: list[str], out_dir: Path, store: ResultStore | None, quic
             ctx.show_progress = True
             log(f"[{rep.system}] {rep.title} ...")
             t0 = time.perf_counter()
+            cpu0 = _cpu_seconds()
             load0 = machine_load()
             try:
                 rep.func(ctx)
@@ -258,9 +294,11 @@ def reproduce(systems: list[str], out_dir: Path, store: ResultStore | None, quic
                 sec.error = f"{type(e).__name__}: {e}"
                 sec.blocks.append(("error", traceback.format_exc()))
             sec.seconds = time.perf_counter() - t0
+            sec.cpu_seconds = _cpu_seconds() - cpu0
             sec.load = (load0, machine_load())
             status = "FAILED: " + sec.error if sec.error else "ok"
-            log(f"[{rep.system}] {status} in {sec.seconds:.1f} s ({sec.computed} computed, {sec.cached} cached)")
+            log(f"[{rep.system}] {status} in {sec.seconds:.1f} s, {sec.cpu_seconds:.1f} CPU-s here "
+                f"({sec.computed} computed, {sec.cached} cached)")
             sections.append(sec)
     finally:
         if own_client:
@@ -283,7 +321,18 @@ def reproduce(systems: list[str], out_dir: Path, store: ResultStore | None, quic
         entries, failing = _merge_index(out_dir, {s.system for s in sections}, entries, failing)
     (out_dir / "summary.json").write_text(json.dumps({"systems": entries, "failing": failing}, indent=2) + "\n")
     write_pages(out_dir, sections, quick, entries, failing)
+    write_timing(out_dir, [section_timing(s.system, s.seconds, s.cpu_seconds, s.batches, s.batch_wall_s)
+                           for s in sections], "quick" if quick else "full", merge=bool(systems))
     return sections, merged
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process and of its children that have ended (a pool's
+    workers count once the pool closes; a Dask cluster's workers never count here)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def index_entries(sections: list[Section]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -45,14 +45,22 @@ def veil_version() -> str:
 
 def compute(experiment: str, config: dict[str, Any]) -> tuple[dict[str, Any], float]:
     """Runs one point from plain data. Top-level so process pools and Dask workers can call it."""
+    result, elapsed, _ = compute_timed(experiment, config)
+    return result, elapsed
+
+
+def compute_timed(experiment: str, config: dict[str, Any]) -> tuple[dict[str, Any], float, float]:
+    """compute(), plus the CPU seconds of the process while the point ran (all its threads: on a
+    pool or Dask worker that runs one point at a time, the point's own CPU time, which a loaded
+    machine does not inflate as it does the wall time; timing.py projects from it)."""
     cfg = validate(experiment, config)
     exp = REGISTRY.experiment(experiment)
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     result = exp.func(cfg)
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     if not isinstance(result, dict):
         raise VeilError(f"experiment {experiment} returned {type(result).__name__}, expected a dict")
-    return result, elapsed
+    return result, elapsed, cpu
 
 
 def make_record(experiment: str, cfg: ExperimentConfig, result: dict[str, Any], elapsed: float) -> Record:
@@ -183,8 +191,12 @@ def run_experiment(experiment: str, cfg: ExperimentConfig, store: ResultStore | 
     if not force:
         check_cost(experiment, cfg)
     with progress_line(progress, experiment):
-        result, elapsed = compute(experiment, cfg.model_dump(mode="json"))
+        result, elapsed, cpu = compute_timed(experiment, cfg.model_dump(mode="json"))
     rec = make_record(experiment, cfg, result, elapsed)
     if store is not None:
         store.put(rec)
+    LAST_CPU_S[0] = cpu
     return rec, False
+
+
+LAST_CPU_S = [0.0]  # CPU seconds of run_experiment's last computed point (ReproduceContext.run reads it)

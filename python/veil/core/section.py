@@ -34,6 +34,10 @@ class Section:
     computed: int = 0
     cached: int = 0
     load: tuple[list[float] | None, list[float] | None] = (None, None)
+    cpu_seconds: float | None = None  # this process and its reaped children (pool workers, tracers)
+    # each ctx.run / run_many: experiment, many, point_s (its points' elapsed_s); timing.py
+    batches: list[dict[str, Any]] = field(default_factory=list)
+    batch_wall_s: float = 0.0
 
     @property
     def rows(self) -> list[Row]:

@@ -23,7 +23,7 @@ from veil.core.config import (ExperimentConfig, apply_overrides, config_hash, re
                               set_dotted, split_experiment, validate)
 from veil.core.errors import ConfigError, VeilError
 from veil.core.registry import REGISTRY
-from veil.core.runner import check_cost, compute, make_record, veil_version
+from veil.core.runner import check_cost, compute_timed, make_record, veil_version
 from veil.core.store import Record, ResultStore
 
 SWEEP_KEYS = {"experiment", "base", "grid", "zip", "name"}
@@ -43,6 +43,8 @@ class SweepOutcome:
     cached: int = 0
     failed: list[tuple[int, str]] = field(default_factory=list)
     warned: int = 0  # points whose result carries warnings (a setting not honoured, saturation)
+    cpu_s: dict[int, float] = field(default_factory=dict)  # point index -> CPU seconds, computed points only
+    repeats: set[int] = field(default_factory=set)  # indices of points equal to an earlier one (run once)
 
     def summary(self) -> str:
         total = self.computed + self.cached + len(self.failed)
@@ -164,11 +166,12 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
     bar = _progress(len(todo), label, progress)
     ticker = _Ticker(bar)
 
-    def done(i: int, result: dict[str, Any] | None, elapsed: float, error: str | None) -> None:
+    def done(i: int, result: dict[str, Any] | None, elapsed: float, error: str | None, cpu: float = 0.0) -> None:
         bar.update(1)
         if error is not None:
             out.failed.append((i, error))
             return
+        out.cpu_s[i] = cpu
         rec = make_record(experiment, configs[i], result or {}, elapsed)
         if store is not None:
             store.put(rec)
@@ -185,11 +188,11 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
             elif jobs <= 1 or len(todo) == 1:
                 for i, cfg in payload:
                     try:
-                        result, elapsed = compute(experiment, cfg)
+                        result, elapsed, cpu = compute_timed(experiment, cfg)
                     except Exception as e:  # reported like a pooled point's failure; the sweep goes on
                         done(i, None, 0.0, _error_text(e))
                         continue
-                    done(i, result, elapsed, None)
+                    done(i, result, elapsed, None, cpu)
             else:
                 _run_pool(experiment, payload, jobs, done)
     finally:
@@ -197,6 +200,7 @@ def run_points(experiment: str, configs: list[ExperimentConfig], store: ResultSt
         bar.close()
         if own_client:
             client.close()
+    out.repeats = set(dup)
     for i, j in dup.items():
         if j in found:
             found[i] = found[j]
@@ -262,7 +266,7 @@ def _error_text(e: BaseException) -> str:
 
 
 def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
-              done: Callable[[int, dict | None, float, str | None], None]) -> None:
+              done: Callable[..., None]) -> None:
     import multiprocessing as mp
 
     # spawn, not fork: the parent may hold threads (Dask, rayon) that fork would copy mid-lock.
@@ -276,14 +280,14 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
         ctx = mp.get_context("spawn")
     else:
         ctx = _NoMainContext()
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_ignore_sigint)
     try:
-        futures = {pool.submit(compute, experiment, cfg): i for i, cfg in payload}
+        futures = {pool.submit(compute_timed, experiment, cfg): i for i, cfg in payload}
         for fut in as_completed(futures):
             i = futures[fut]
             try:
-                result, elapsed = fut.result()
-                done(i, result, elapsed, None)
+                result, elapsed, cpu = fut.result()
+                done(i, result, elapsed, None, cpu)
             except Exception as e:  # a failed point is reported, the sweep goes on
                 done(i, None, 0.0, _error_text(e))
     except BaseException:
@@ -295,6 +299,14 @@ def _run_pool(experiment: str, payload: list[tuple[int, dict]], jobs: int,
             proc.terminate()
         raise
     pool.shutdown(wait=True)
+
+
+def _ignore_sigint() -> None:
+    """A pool worker leaves Ctrl-C to the parent, which stops it (below): Ctrl-C reaches the whole
+    process group, and a worker that took it would print its own traceback under `veil: interrupted`."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _refuse_unguarded(experiment: str, jobs: int) -> None:
@@ -359,18 +371,18 @@ def connect(address: str):
 
 
 def _run_dask(experiment: str, payload: list[tuple[int, dict]], client: Any,
-              done: Callable[[int, dict | None, float, str | None], None]) -> None:
+              done: Callable[..., None]) -> None:
     from distributed import as_completed as dask_completed
 
     futures = {}
     for i, cfg in payload:
-        fut = client.submit(compute, experiment, cfg, pure=False, key=f"veil-{experiment}-{i}-{id(payload)}")
+        fut = client.submit(compute_timed, experiment, cfg, pure=False, key=f"veil-{experiment}-{i}-{id(payload)}")
         futures[fut] = i
     for fut in dask_completed(list(futures)):
         i = futures[fut]
         try:
-            result, elapsed = fut.result()
-            done(i, result, elapsed, None)
+            result, elapsed, cpu = fut.result()
+            done(i, result, elapsed, None, cpu)
         except Exception as e:
             done(i, None, 0.0, _error_text(e))
 

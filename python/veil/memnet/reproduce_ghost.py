@@ -67,8 +67,9 @@ def section(ctx) -> None:
     if missing:
         ctx.text("Secure routing algorithms not built into this memnet yet, left out below: " + ", ".join(missing) + ".")
     net = secure_model.network({})
-    table2_section(ctx, algs, net)
     traces = trace_paths(ctx)
+    prefetch(ctx, algs, traces)
+    table2_section(ctx, algs, net)
     if traces:
         trace_sections(ctx, algs, traces)
         baselines_section(ctx, algs, traces, net)
@@ -122,6 +123,44 @@ def trace_paths(ctx) -> dict[str, str]:
             return {}
         out[w] = str(trace_prefix(p, records) if records else p)
     return out
+
+
+def prefetch(ctx, algs: list[str], traces: dict[str, str]) -> None:
+    """Every memnet.memsys point of the sections below (but the network ORAM's, whose trace is
+    made on the way) as one batch: the local pool or a Dask cluster runs them all at once
+    instead of figure by figure, each figure waiting for its slowest point; the sections then
+    read them back from the store (ReproduceContext does not count them twice)."""
+    rows = [{**low_load_base(ctx), **r} for r in low_load_rows(algs)]
+    if traces:
+        rows += main_trace_rows(traces, algs) + baseline_rows(ctx, algs, traces)
+        for extra in TOPOLOGIES.values():
+            rows += topology_rows(ctx, traces, algs, extra)
+    base, pts, _, _ = synthetic_points(ctx, algs)
+    rows += [{**base, **p} for p in pts]
+    ctx.prefetch(EXP, rows)
+
+
+def low_load_base(ctx) -> dict:
+    return {"requests_per_cpu": size(ctx, "low_requests"), **LOW_LOAD}
+
+
+def low_load_rows(algs: list[str]) -> list[dict]:
+    """Table II's points, one message at a time; the dummies figure's are the ghosts' among them."""
+    return [{"injection": a} for a in [BASE, *SECURE] if a in algs]
+
+
+def main_trace_rows(traces: dict[str, str], algs: list[str]) -> list[dict]:
+    return trace_points(traces, [BASE, *[a for a in SECURE if a in algs]])
+
+
+def topology_rows(ctx, traces: dict[str, str], algs: list[str], extra: dict) -> list[dict]:
+    names = ([w for w in traces if w in MEMORY_INTENSIVE] or list(traces))[:size(ctx, "topo_traces")]
+    return trace_points({w: traces[w] for w in names}, [BASE, *[a for a in SECURE if a in algs]], extra)
+
+
+def baseline_rows(ctx, algs: list[str], traces: dict[str, str]) -> list[dict]:
+    names = [w for w in traces if w != COMPUTE_INTENSIVE][:size(ctx, "oram_traces")]
+    return trace_points({w: traces[w] for w in names}, [a for a in [BASE, "constant_rate", "ghost_nonminimal"] if a in algs])
 
 
 def trace_points(traces: dict[str, str], algs: list[str], extra: dict | None = None) -> list[dict]:
@@ -284,11 +323,10 @@ def cpu_injection(x: dict, alg: str) -> float:
 
 def topology_section(ctx, traces: dict[str, str], secure: list[str]) -> None:
     names = ([w for w in traces if w in MEMORY_INTENSIVE] or list(traces))[:size(ctx, "topo_traces")]
-    sub = {w: traces[w] for w in names}
     algs = [BASE, *secure]
     slow: dict[tuple[str, str], float] = {}
     for topo, extra in TOPOLOGIES.items():
-        res = run(ctx, {}, trace_points(sub, algs, extra))
+        res = run(ctx, {}, topology_rows(ctx, traces, algs, extra))
         r = dict(zip([(w, a) for w in names for a in algs], res))
         for a in algs:
             slow[(topo, a)] = gmean(r[(w, a)]["runtime_cycles"] / r[(w, BASE)]["runtime_cycles"] for w in names)
@@ -321,14 +359,16 @@ def topology_section(ctx, traces: dict[str, str], secure: list[str]) -> None:
 # Synthetic traffic
 
 
-def synthetic_section(ctx, algs: list[str]) -> None:
+def synthetic_points(ctx, algs: list[str]) -> tuple[dict, list[dict], list[tuple], list[str]]:
+    """The synthetic figure's base config, points, their (kind, algorithm, gap) keys and the
+    algorithms drawn (no points without minimal + dummies, the figure's denominator)."""
     gaps = size(ctx, "gaps")
-    reqs = size(ctx, "requests")
     cand = [a for a in [BASE, *SECURE, "adaptive_ghost"] if a in algs]
+    base = {"requests_per_cpu": size(ctx, "requests"), "hot_modules": HOT_MODULES, "hotspot_fraction": HOT_FRACTION}
+    pts: list[dict] = []
+    keys: list[tuple] = []
     if "minimal_dummy" not in cand:
-        return
-    base = {"requests_per_cpu": reqs, "hot_modules": HOT_MODULES, "hotspot_fraction": HOT_FRACTION}
-    pts, keys = [], []
+        return base, pts, keys, cand
     for kind in ("uniform", "hotspot"):
         for a in cand:
             if a == "adaptive_ghost" and kind != "hotspot":
@@ -340,6 +380,15 @@ def synthetic_section(ctx, algs: list[str]) -> None:
                     p["secure.hot_weight"] = secure_model.adaptive_hot_weight(64, len(HOT_MODULES), HOT_FRACTION)
                 pts.append(p)
                 keys.append((kind, a, gap))
+    return base, pts, keys, cand
+
+
+def synthetic_section(ctx, algs: list[str]) -> None:
+    gaps = size(ctx, "gaps")
+    reqs = size(ctx, "requests")
+    base, pts, keys, cand = synthetic_points(ctx, algs)
+    if not pts:
+        return
     r = dict(zip(keys, run(ctx, base, pts)))
     fig, axes = ctx.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     data, rows = {}, []
@@ -404,8 +453,7 @@ def dummies_figure(ctx, r: dict, gaps: list[int], algs: list[str]) -> None:
     n = secure_model.network({}).modules
     analytic = {"ghost_minimal": secure_model.ghost_dummies_low_load(n),
                 "ghost_nonminimal": secure_model.ghost_dummies_slots(n * n, 2 * n - 1)}
-    low = dict(zip(ghosts, run(ctx, {"requests_per_cpu": size(ctx, "low_requests"), **LOW_LOAD},
-                               [{"injection": a} for a in ghosts])))
+    low = dict(zip(ghosts, run(ctx, low_load_base(ctx), [{"injection": a} for a in ghosts])))
     fig, ax = ctx.subplots(figsize=(7, 3.8))
     data, rows = {}, []
     xs = ["low"] + [str(g) if g else "0" for g in gaps]
@@ -485,7 +533,7 @@ def table2_measured(ctx, algs: list[str], net) -> dict[str, dict]:
     the flits of a packet (HMC sizes for minimal: 1 + 5 per request and reply; full-size
     packets for the secure algorithms)."""
     run_algs = [a for a in [BASE, *SECURE] if a in algs]
-    res = run(ctx, {"requests_per_cpu": size(ctx, "low_requests"), **LOW_LOAD}, [{"injection": a} for a in run_algs])
+    res = run(ctx, low_load_base(ctx), low_load_rows(algs))
     links = secure_model.router_links(net)
     out = {}
     for a, x in zip(run_algs, res):
@@ -503,7 +551,7 @@ def table2_measured(ctx, algs: list[str], net) -> dict[str, dict]:
 def baselines_section(ctx, algs: list[str], traces: dict[str, str], net) -> None:
     names = [w for w in traces if w != COMPUTE_INTENSIVE][:size(ctx, "oram_traces")]
     run_algs = [a for a in [BASE, "constant_rate", "ghost_nonminimal"] if a in algs]
-    res = run(ctx, {}, trace_points({w: traces[w] for w in names}, run_algs))
+    res = run(ctx, {}, baseline_rows(ctx, algs, traces))
     r = dict(zip([(w, a) for w in names for a in run_algs], res))
     seed = 1
     oram_paths = {w: str(oram_trace(traces[w], modules=net.modules, seed=seed)) for w in names}

@@ -9,7 +9,7 @@ import shutil
 from veil.core import Row, Shape, register_reproducer
 
 from .crosscheck import compare
-from .runner import Geometry, cache_dir, ensure_trace
+from .runner import Geometry, cache_dir, ensure_traces
 from .stats import trace_stats
 from .workloads import WORKLOADS, get_workload
 
@@ -24,12 +24,16 @@ def reproduce(ctx) -> None:
     geoms = {"256k": Geometry(llc_bytes=256 * 1024), "1m": Geometry(llc_bytes=1024 * 1024)}
     grid, fv_rows, mpki_rows, data = [], [], [], {}
     zero_top = 0
-    for name in sorted(WORKLOADS, key=lambda n: (WORKLOADS[n].family, n)):
+    names = sorted(WORKLOADS, key=lambda n: (WORKLOADS[n].family, n))
+    # Traced on ctx.jobs valgrind processes at once (the cold part of `make run`), then read back.
+    ctx.progress(f"tracing {len(names)} workloads x {len(geoms)} caches on {ctx.jobs} threads ...")
+    paths = iter(ensure_traces([{"workload": n, "size": "small", "llc_bytes": g.llc_bytes, "llc_assoc": g.llc_assoc}
+                                for n in names for g in geoms.values()], jobs=ctx.jobs))
+    for name in names:
         w = WORKLOADS[name]
         s = {}
-        for tag, g in geoms.items():
-            p = ensure_trace(name, size="small", llc_bytes=g.llc_bytes, llc_assoc=g.llc_assoc)
-            s[tag] = trace_stats(p, NS)
+        for tag in geoms:
+            s[tag] = trace_stats(next(paths), NS)
         a, b = s["256k"], s["1m"]
         zero_top += a["top_values"][0][0] == 0
         kilo = a["insts"] / 1000

@@ -348,3 +348,23 @@ def _ensure_locked(w, workload: str, size: str, threads: int | None, geom: Geome
               "extra": {"size": size, "input": w.sizes[size], "cache_key": digest}}
     run_trace(inv.program, list(inv.args), out, geom, cwd=workdir, header=header, progress=progress, quantum=quantum)
     return out
+
+
+def ensure_traces(requests: list[dict], jobs: int = 1) -> list[Path]:
+    """`ensure_trace(**r)` for every request, on up to `jobs` threads at once (each trace is its
+    own valgrind process, so threads suffice), paths in request order. Requests for the same
+    workload still trace one at a time (its input folder is locked), so the queue takes one
+    request of each workload in turn. A trace's bytes do not depend on what runs beside it
+    (tests/trace: the same files from 1 and 2 threads). The first failure is raised once every
+    started trace has ended."""
+    if jobs <= 1 or len(requests) <= 1:
+        return [ensure_trace(**r) for r in requests]
+    from concurrent.futures import ThreadPoolExecutor
+
+    by: dict[str, list[int]] = {}
+    for i, r in enumerate(requests):
+        by.setdefault(r["workload"], []).append(i)
+    order = [idx[k] for k in range(max(len(v) for v in by.values())) for idx in by.values() if k < len(idx)]
+    with ThreadPoolExecutor(max_workers=min(jobs, len(requests)), thread_name_prefix="veil-trace") as pool:
+        futs = {i: pool.submit(ensure_trace, **requests[i]) for i in order}
+    return [futs[i].result() for i in range(len(requests))]
