@@ -21,40 +21,30 @@ struct At64 {
     hp: [SimResult; 2],
 }
 
+/// The 64-worker points of every model and policy, each config passed through `f`.
+fn points(f: fn(Config) -> Config) -> At64 {
+    let mut cfgs = vec![f(cfg(Model::Bl, Policy::Sgx, 64))];
+    for p in [Policy::Sgx, Policy::Sev] {
+        cfgs.push(f(cfg(Model::ExB, p, 64)));
+        cfgs.push(f(cfg(Model::ExL, p, 64)));
+        cfgs.push(f(Config { ctx_switch_ns: 0.0, ..cfg(Model::ExL, p, 64) }));
+        cfgs.push(f(cfg(Model::SseNhp, p, 64)));
+        cfgs.push(f(cfg(Model::SseHp, p, 64)));
+    }
+    let r: Vec<SimResult> = simulate_many(&cfgs).into_iter().map(|r| r.unwrap()).collect();
+    let take = |i: usize| [r[1 + i].clone(), r[6 + i].clone()];
+    At64 { bl: r[0].clone(), exb: take(0), exl: take(1), exl0: take(2), nhp: take(3), hp: take(4) }
+}
+
 fn at64() -> &'static At64 {
     static CELL: OnceLock<At64> = OnceLock::new();
-    CELL.get_or_init(|| {
-        let mut cfgs = vec![cfg(Model::Bl, Policy::Sgx, 64)];
-        for p in [Policy::Sgx, Policy::Sev] {
-            cfgs.push(cfg(Model::ExB, p, 64));
-            cfgs.push(cfg(Model::ExL, p, 64));
-            cfgs.push(Config { ctx_switch_ns: 0.0, ..cfg(Model::ExL, p, 64) });
-            cfgs.push(cfg(Model::SseNhp, p, 64));
-            cfgs.push(cfg(Model::SseHp, p, 64));
-        }
-        let r: Vec<SimResult> = simulate_many(&cfgs).into_iter().map(|r| r.unwrap()).collect();
-        let take = |i: usize| [r[1 + i].clone(), r[6 + i].clone()];
-        At64 { bl: r[0].clone(), exb: take(0), exl: take(1), exl0: take(2), nhp: take(3), hp: take(4) }
-    })
+    CELL.get_or_init(|| points(|c| c))
 }
 
 /// The same points without link or controller contention (the machine of the calibration).
 fn at64_latency_only() -> &'static At64 {
     static CELL: OnceLock<At64> = OnceLock::new();
-    CELL.get_or_init(|| {
-        let off = |c: Config| Config { flit_bytes: 0, controller_gbps: 0.0, ..c };
-        let mut cfgs = vec![off(cfg(Model::Bl, Policy::Sgx, 64))];
-        for p in [Policy::Sgx, Policy::Sev] {
-            cfgs.push(off(cfg(Model::ExB, p, 64)));
-            cfgs.push(off(cfg(Model::ExL, p, 64)));
-            cfgs.push(off(Config { ctx_switch_ns: 0.0, ..cfg(Model::ExL, p, 64) }));
-            cfgs.push(off(cfg(Model::SseNhp, p, 64)));
-            cfgs.push(off(cfg(Model::SseHp, p, 64)));
-        }
-        let r: Vec<SimResult> = simulate_many(&cfgs).into_iter().map(|r| r.unwrap()).collect();
-        let take = |i: usize| [r[1 + i].clone(), r[6 + i].clone()];
-        At64 { bl: r[0].clone(), exb: take(0), exl: take(1), exl0: take(2), nhp: take(3), hp: take(4) }
-    })
+    CELL.get_or_init(|| points(|c| Config { flit_bytes: 0, controller_gbps: 0.0, ..c }))
 }
 
 fn slowdown(r: &SimResult, bl: &SimResult) -> f64 {
