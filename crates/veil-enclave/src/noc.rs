@@ -225,7 +225,7 @@ mod tests {
         }
         // The queue is a fluid model over 1024-cycle buckets: the rate holds within 5%.
         let rate = n as f64 * 64.0 / end;
-        assert!(rate <= 5.0 * 1.05 && rate >= 5.0 * 0.95, "served {rate:.3} bytes/cycle against 5");
+        assert!((5.0 * 0.95..=5.0 * 1.05).contains(&rate), "served {rate:.3} bytes/cycle against 5");
         // At a tenth of its rate the same controller barely queues.
         let mut g = fabric(4, 0, 1, 5.0);
         let waits: f64 = (0..n).map(|k| g.dram_read(k as u64, 0, k as f64 * 128.0).0).sum();
