@@ -34,10 +34,14 @@ def test_point_has_flat_metrics_and_consistent_breakdown():
 
 
 def test_clock_scales_throughput_not_cycles():
+    # Every latency is in cycles; the memory controllers' bandwidth is in GB/s, so the same
+    # bytes per cycle at twice the clock needs twice the GB/s.
     a = run(model="sse-hp", workers=16, requests=64)
-    b = run(model="sse-hp", workers=16, requests=64, clock_ghz=2.0)
+    b = run(model="sse-hp", workers=16, requests=64, clock_ghz=2.0, controller_gbps=10.0)
     assert a["completion_cycles"] == b["completion_cycles"]
     assert b["throughput_krps"] == pytest.approx(2 * a["throughput_krps"])
+    c = run(model="sse-hp", workers=16, requests=64, clock_ghz=2.0)
+    assert c["completion_cycles"] > a["completion_cycles"], "5 GB/s is fewer bytes per cycle at 2 GHz"
 
 
 def test_same_seed_same_result_and_python_matches_native_defaults():

@@ -8,6 +8,12 @@
 //! them in their top bits (`HOME_SHIFT`) only to keep them distinct. Lines in the shared space
 //! (`SHARED_BIT`) index the directory by their low bits; private lines never reach the
 //! directory because only one private cache can ever hold them.
+//!
+//! Every access carries a time: the hierarchy's cursor `t`, which the simulator sets when it
+//! prices a phase and which each access's stall moves on. Packets on the mesh and DRAM accesses
+//! wait at the links and memory controllers they use at that time (`noc.rs`).
+
+use crate::noc::{Fabric, FabricConfig, CTRL_FLITS};
 
 pub const HOME_SHIFT: u32 = 44;
 pub const SHARED_BIT: u64 = 1 << 40;
@@ -204,6 +210,10 @@ pub struct Hierarchy {
     pub l2_accesses: Vec<u64>,
     pub l2_misses: Vec<u64>,
     pub dram_accesses: u64,
+    /// Links and memory controllers (waits on top of the fixed latencies).
+    pub fabric: Fabric,
+    /// Time of the next access (cycles): set per phase, advanced by each access's stall.
+    pub t: f64,
 }
 
 
@@ -225,7 +235,15 @@ impl Hierarchy {
             l2_accesses: vec![0; tiles as usize],
             l2_misses: vec![0; tiles as usize],
             dram_accesses: 0,
+            fabric: Fabric::new(FabricConfig { tiles, hop_cycles: lat.hop, flit_bytes: 0, controllers: tiles, controller_bytes_per_cycle: 0.0 }),
+            t: 0.0,
         }
+    }
+
+    /// Replaces the (contention-free) links and controllers `new` builds.
+    pub fn with_fabric(mut self, f: FabricConfig) -> Self {
+        self.fabric = Fabric::new(f);
+        self
     }
 
     /// The L2 slice that holds `line`.
@@ -251,19 +269,35 @@ impl Hierarchy {
         self.lat.l2_hit + 2.0 * self.hops(from_tile, home) as f64 * self.lat.hop
     }
 
-    /// Reads or writes `line` in the home L2 slice; returns the stall beyond the slice latency
-    /// (DRAM on a miss).
-    fn l2_access(&mut self, line: u64, write: bool) -> f64 {
-        let h = self.home_of(line) as usize;
-        self.l2_accesses[h] += 1;
-        let (hit, _victim) = self.l2[h].access(line, write);
+    /// Reads or writes `line` in the home L2 slice at time `t`; returns the stall beyond the
+    /// slice latency (on a miss: DRAM, the way to its controller and back, the waits there).
+    fn l2_access(&mut self, line: u64, write: bool, t: f64) -> f64 {
+        let h = self.home_of(line);
+        self.l2_accesses[h as usize] += 1;
+        let (hit, victim) = self.l2[h as usize].access(line, write);
+        if let Some(v) = victim.filter(|v| v.dirty) {
+            self.fabric.dram_write(v.line, h, t);
+        }
         if hit {
             0.0
         } else {
-            self.l2_misses[h] += 1;
+            self.l2_misses[h as usize] += 1;
             self.dram_accesses += 1;
-            self.lat.dram + self.lat.crypto
+            let (wait, hops) = self.fabric.dram_read(line, h, t);
+            self.lat.dram + self.lat.crypto + wait + 2.0 * hops as f64 * self.lat.hop
         }
+    }
+
+    /// A request from `tile` to the home slice and the reply back (`reply_flits`), around an
+    /// L2 access: the link waits of both packets plus the access's own stall.
+    fn via_home(&mut self, tile: u32, home: u32, line: u64, write: bool, reply_flits: f64) -> f64 {
+        let t = self.t;
+        let one_way = self.lat.hop * self.hops(tile, home) as f64;
+        let w1 = self.fabric.send(tile, home, CTRL_FLITS, t);
+        let at = t + w1 + one_way + self.lat.l2_hit;
+        let l2 = self.l2_access(line, write, at);
+        let w2 = self.fabric.send(home, tile, reply_flits, at + l2);
+        w1 + l2 + w2
     }
 
     /// A dirty line leaving a private cache goes back to its home slice (off the critical path).
@@ -273,6 +307,12 @@ impl Hierarchy {
     }
 
     fn evicted_from(&mut self, id: usize, v: Victim) {
+        if v.dirty && self.fabric.links_on() {
+            // The written-back line crosses the mesh to its home slice (nobody waits for it).
+            let (tile, home) = (self.l1_tile[id], self.home_of(v.line));
+            let df = self.fabric.data_flits();
+            self.fabric.send(tile, home, df, self.t);
+        }
         if v.line & SHARED_BIT != 0 {
             let e = &mut self.dir[(v.line & LOW_MASK) as usize];
             e.sharers.retain(|&s| s as usize != id);
@@ -288,8 +328,15 @@ impl Hierarchy {
         // changes no hit or miss on the paths the model measures.
     }
 
-    /// One access by private cache `id`; returns the stall in cycles (0 for an L1 hit).
+    /// One access by private cache `id` at the cursor `t`; returns the stall in cycles (0 for an
+    /// L1 hit) and moves the cursor on by it.
     pub fn access(&mut self, id: usize, line: u64, write: bool) -> f64 {
+        let s = self.access_at(id, line, write);
+        self.t += s;
+        s
+    }
+
+    fn access_at(&mut self, id: usize, line: u64, write: bool) -> f64 {
         self.l1_stats[id].accesses += 1;
         let shared = line & SHARED_BIT != 0;
         if !shared && self.l1[id].touch(line, write) {
@@ -299,7 +346,8 @@ impl Hierarchy {
         let home = self.home_of(line);
         if !shared {
             self.l1_stats[id].misses += 1;
-            let stall = self.l2_round_trip(tile, home) + self.l2_access(line, false);
+            let df = self.fabric.data_flits();
+            let stall = self.l2_round_trip(tile, home) + self.via_home(tile, home, line, false, df);
             if let Some(v) = self.l1[id].fill(line, write) {
                 self.evicted_from(id, v);
             }
@@ -320,12 +368,18 @@ impl Hierarchy {
         let mut stall = self.l2_round_trip(tile, home);
         let mut sharing = false;
         let mut from_l2 = !present;
+        let t0 = self.t;
+        let df = self.fabric.data_flits();
         if let Some(o) = owner.filter(|&o| o != me) {
             // The modified copy is fetched from its holder; it writes the line back to L2.
             sharing = true;
             from_l2 = false;
             let ot = self.l1_tile[o as usize];
             stall += self.lat.remote_l1 + 2.0 * self.hops(home, ot) as f64 * self.lat.hop;
+            let w = self.fabric.send(tile, home, CTRL_FLITS, t0);
+            let w = w + self.fabric.send(home, ot, CTRL_FLITS, t0 + w);
+            let w = w + self.fabric.send(ot, home, df, t0 + w);
+            stall += w + self.fabric.send(home, tile, df, t0 + w);
             self.writeback(line);
             if write {
                 self.l1[o as usize].invalidate(line);
@@ -342,6 +396,8 @@ impl Hierarchy {
                 if s != me {
                     any = true;
                     self.l1[s as usize].invalidate(line);
+                    let st = self.l1_tile[s as usize];
+                    self.fabric.send(home, st, CTRL_FLITS, t0);
                 }
             }
             if any {
@@ -351,7 +407,11 @@ impl Hierarchy {
             self.dir[di].sharers.retain(|&s| s == me);
         }
         if from_l2 {
-            stall += self.l2_access(line, write && self.l1_no_write_alloc[id]);
+            stall += self.via_home(tile, home, line, write && self.l1_no_write_alloc[id], df);
+        } else if !sharing {
+            // A write upgrade of a copy already held: request and grant, no data.
+            let w = self.fabric.send(tile, home, CTRL_FLITS, t0);
+            stall += w + self.fabric.send(home, tile, CTRL_FLITS, t0 + w);
         }
         if !present || sharing {
             self.l1_stats[id].misses += 1;

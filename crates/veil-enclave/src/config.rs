@@ -133,6 +133,16 @@ pub struct Config {
     /// Extra latency per DRAM access for encryption and integrity (all models but BL).
     pub mem_crypto_cycles: f64,
     pub dram_cycles: f64,
+    /// Memory controllers on the mesh; 0 puts one on every tile, serving the lines homed
+    /// there (Graphite's `num_controllers = ALL`). Fewer are spread evenly over the tile ids
+    /// and lines are interleaved over them.
+    pub mem_controllers: u32,
+    /// Bandwidth of each memory controller, GB/s (Graphite's `per_controller_bandwidth`);
+    /// 0 turns controller queueing off.
+    pub controller_gbps: f64,
+    /// Mesh link width, bytes (a flit per cycle per link; Graphite's 64-bit `flit_width`); 0
+    /// turns link contention off (latency only, the model before contention).
+    pub flit_bytes: u32,
     /// L2 slice access latency, before mesh hops.
     pub l2_hit_cycles: f64,
     /// One mesh hop, one way.
@@ -210,6 +220,9 @@ impl Default for Config {
             sched_quantum_us: 1000.0,
             mem_crypto_cycles: 10.0,
             dram_cycles: 100.0,
+            mem_controllers: 0,
+            controller_gbps: 5.0,
+            flit_bytes: 8,
             l2_hit_cycles: 8.0,
             hop_cycles: 2.0,
             remote_l1_cycles: 10.0,
@@ -269,6 +282,7 @@ impl Config {
             ("sched_quantum_us", self.sched_quantum_us),
             ("mem_crypto_cycles", self.mem_crypto_cycles),
             ("dram_cycles", self.dram_cycles),
+            ("controller_gbps", self.controller_gbps),
             ("l2_hit_cycles", self.l2_hit_cycles),
             ("hop_cycles", self.hop_cycles),
             ("remote_l1_cycles", self.remote_l1_cycles),
@@ -320,6 +334,12 @@ impl Config {
         }
         if self.workers > 16 * self.tiles.max(1) {
             return Err(format!("workers ({}) must be <= 16 x tiles ({})", self.workers, self.tiles));
+        }
+        if self.mem_controllers > self.tiles {
+            return Err(format!("mem_controllers ({}) must be <= tiles ({}); 0 = one per tile", self.mem_controllers, self.tiles));
+        }
+        if self.flit_bytes > 64 {
+            return Err(format!("flit_bytes must be in 0..=64 (0 = no link contention), got {}", self.flit_bytes));
         }
         if self.cores_per_sse == 0 {
             return Err("cores_per_sse must be >= 1".into());

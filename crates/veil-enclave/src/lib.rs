@@ -7,6 +7,7 @@
 
 pub mod cache;
 pub mod config;
+pub mod noc;
 pub mod place;
 pub mod sim;
 pub mod workload;

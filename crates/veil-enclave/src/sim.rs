@@ -208,6 +208,17 @@ pub struct SimResult {
     pub l2_accesses: u64,
     pub l2_misses: u64,
     pub dram_accesses: u64,
+    /// Off-chip traffic, GB/s of simulated time (reads and written-back lines).
+    pub dram_gbps: f64,
+    /// Mean wait of a DRAM read at its memory controller, cycles.
+    pub dram_queue_cycles: f64,
+    /// Mean load of the mesh links (flits carried / (links x completion cycles)).
+    pub link_utilization: f64,
+    /// Total wait of packets at mesh links per L1 miss of every private cache, cycles.
+    pub link_wait_per_miss: f64,
+    /// Link crossings and DRAM accesses stamped earlier than their queue's history (booked at
+    /// its oldest bucket): a check that the history is long enough.
+    pub queue_late: u64,
     pub counters: Counters,
 }
 
@@ -476,6 +487,7 @@ impl<'a> Sim<'a> {
                     // Yield the core: sleep on the responder's own timer.
                     self.c.responder_sleeps += 1;
                     self.threads[tid].sleeping = true;
+                    self.dirty.extend(self.responders[r].serves.iter().copied());
                     self.q.after(self.sleep_cycles, Ev::Timer { tid });
                     self.leave(tid);
                 }
@@ -532,6 +544,9 @@ impl<'a> Sim<'a> {
                         continue;
                     }
                     self.threads[tid].sleeping = false;
+                    if let Some(r) = self.threads[tid].responder {
+                        self.dirty.extend(self.responders[r].serves.iter().copied());
+                    }
                     self.make_runnable(tid, true);
                 }
                 Ev::Quantum { core, gen } => {
@@ -594,6 +609,11 @@ impl<'a> Sim<'a> {
             l2_accesses: self.mem.l2_accesses.iter().sum(),
             l2_misses: self.mem.l2_misses.iter().sum(),
             dram_accesses: self.mem.dram_accesses,
+            dram_gbps: if secs > 0.0 { self.mem.fabric.dram_lines() as f64 * 64.0 / secs / 1e9 } else { 0.0 },
+            dram_queue_cycles: self.mem.fabric.dram_wait / self.mem.fabric.dram_served.max(1) as f64,
+            link_utilization: self.mem.fabric.flit_hops / (self.mem.fabric.link_count().max(1) as f64 * completion.max(1) as f64),
+            queue_late: self.mem.fabric.late(),
+            link_wait_per_miss: self.mem.fabric.link_wait / self.mem.l1_stats.iter().map(|s| s.misses).sum::<u64>().max(1) as f64,
             counters: self.c,
         }
     }

@@ -38,6 +38,30 @@ register_assumption(
     source="a DDR4 row miss at the device is tRP + tRCD + CL (JEDEC DDR4-2400 17-17-17: 3 x 14.2 ns = 43 ns); "
            "controller and on-chip network add 20-100 ns: 60-150 cycles at 1 GHz")
 register_assumption(
+    "enclave", "mem_controllers", value=0, levels=(0, 16, 8, 4), knobs=["enclave.server.mem_controllers"],
+    what="memory controllers on the mesh (0: one per tile, serving the lines homed there)",
+    source="Graphite's documented configuration (carbon_sim.cfg of the authors' lab, cag-uconn/graphite_multiprog: "
+           "[dram] num_controllers = ALL, a controller on every tile); 64-core chips of the period had 4 "
+           "(Tilera TILE64: 4 DDR2 controllers; Intel SCC, 48 cores: 4 DDR3 controllers): Veil's levels 0 (= 64), "
+           "16, 8, 4")
+register_assumption(
+    "enclave", "controller_gbps", value=5.0, lo=3.2, hi=12.8, unit="GB/s", knobs=["enclave.server.controller_gbps"],
+    what="bandwidth of one memory controller",
+    source="Graphite carbon_sim.cfg: [dram] per_controller_bandwidth = 5 (GB/s); one DDR2-400 channel moves "
+           "3.2 GB/s, one DDR3-1600 channel 12.8 GB/s (JEDEC peak rates)")
+register_assumption(
+    "enclave", "flit_bytes", value=8, levels=(8, 16, 0), knobs=["enclave.server.flit_bytes"],
+    what="mesh link width (bytes a link moves per cycle); 0 is the ablation without link contention",
+    source="Graphite carbon_sim.cfg: [network/emesh_hop_by_hop] flit_width = 64 bits, link contention modelled "
+           "(history_tree queue); 16 bytes is a wider mesh of the same era; 0 removes contention (the model "
+           "before issue 39, latency only)")
+register_assumption(
+    "enclave", "placement", value="server-only", levels=("server-only", "wake-affine"),
+    knobs=["enclave.server.placement"], what="where the clients issuing the requests run",
+    source="paper §4.2: '1000 requests ... are issued evenly between clients, with each worker serving its "
+           "respective client's requests'; whether the clients run on the simulated tiles is not stated: off the "
+           "chip (Veil's default) or on it, placed as Linux places a woken thread (docs/enclave.md, Clients)")
+register_assumption(
     "enclave", "exit_cycles", value=9000.0, lo=8000.0, hi=14000.0, unit="cycles",
     knobs=["enclave.server.ecall_cycles", "enclave.server.ocall_cycles"], what="one ecall or ocall",
     source="paper §4: 9,000 cycles each, from Tian et al. (its [17]); cold caches cost more (HotCalls, its "

@@ -74,6 +74,12 @@ class ServerConfig(ExperimentConfig):
     sched_quantum_us: float = Field(1000.0, gt=0, description="round-robin quantum among workers sharing a core, us")
     mem_crypto_cycles: float = Field(10.0, ge=0, description="encryption + integrity per DRAM access (not BL)")
     dram_cycles: float = Field(100.0, ge=0, description="DRAM access latency, cycles")
+    mem_controllers: int = Field(0, ge=0, le=4096, description="memory controllers on the mesh, lines interleaved over "
+                                 "them; 0 = one per tile serving the lines homed there (Graphite's ALL)")
+    controller_gbps: float = Field(5.0, ge=0, description="bandwidth of each memory controller, GB/s (Graphite's "
+                                   "per_controller_bandwidth); 0 = no controller queueing")
+    flit_bytes: int = Field(8, ge=0, le=64, description="mesh link width, bytes per cycle (Graphite's 64-bit flits); "
+                            "0 = no link contention (latency only)")
     l2_hit_cycles: float = Field(8.0, ge=0, description="L2 slice access latency before mesh hops")
     hop_cycles: float = Field(2.0, ge=0, description="one mesh hop, one way (X-Y routing)")
     remote_l1_cycles: float = Field(10.0, ge=0, description="extra latency when another L1 supplies or gives up a line")
@@ -110,6 +116,8 @@ class ServerConfig(ExperimentConfig):
         if self.sses == 0 and self.tiles % self.cores_per_sse:
             raise ValueError(f"cores_per_sse ({self.cores_per_sse}) must divide tiles ({self.tiles}) when sses = 0 "
                              f"(sses = tiles / cores_per_sse)")
+        if self.mem_controllers > self.tiles:
+            raise ValueError(f"mem_controllers ({self.mem_controllers}) must be <= tiles ({self.tiles}); 0 = one per tile")
         if self.responder_sleep_us * 1000 <= self.ctx_switch_ns or self.responder_sleep_us < 0.1:
             raise ValueError(f"responder_sleep_us ({self.responder_sleep_us} us) must be at least 0.1 us and longer "
                              f"than a context switch ({self.ctx_switch_ns} ns)")
@@ -166,6 +174,12 @@ def simulate_many(cfgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     "l2_accesses": ("accesses", "shared L2 accesses"),
     "l2_misses": ("misses", "shared L2 misses"),
     "dram_accesses": ("accesses", "memory accesses that left the chip"),
+    "dram_gbps": ("GB/s", "off-chip traffic (lines read and written back) per simulated second"),
+    "dram_queue_cycles": ("cycles", "mean wait of a DRAM access at its memory controller"),
+    "link_utilization": ("", "flits carried over (mesh links x completion cycles): mean link load"),
+    "link_wait_per_miss": ("cycles", "packets' total wait at mesh links per private-cache miss"),
+    "queue_late": ("requests", "link crossings or DRAM accesses stamped before their queue's remembered history "
+                   "(booked at its oldest bucket; a check that the history is long enough)"),
     "ctx_switches": ("switches", "context switches"),
     "ecalls": ("calls", "enclave entries"),
     "ocalls": ("calls", "enclave exits for system calls"),

@@ -10,6 +10,7 @@ use super::{
     Worker, ARGS_LINES, GLOBAL_KERNEL_LINES,
 };
 use crate::cache::{Hierarchy, Latency};
+use crate::noc::FabricConfig;
 use crate::config::{Config, Model};
 
 /// The execution units: one per tile, then the SSEs (each beside the first of its cores' tiles).
@@ -172,7 +173,14 @@ fn make_hierarchy(cfg: &Config, units: &[Unit], dir_lines: usize) -> Hierarchy {
         dram: cfg.dram_cycles,
         crypto: if model.secure() { cfg.mem_crypto_cycles } else { 0.0 },
     };
-    Hierarchy::new(&l1s, cfg.tiles, l2_kb as u64 * 1024, cfg.l2_ways as usize, dir_lines, lat)
+    let fabric = FabricConfig {
+        tiles: cfg.tiles,
+        hop_cycles: cfg.hop_cycles,
+        flit_bytes: cfg.flit_bytes,
+        controllers: if cfg.mem_controllers == 0 { cfg.tiles } else { cfg.mem_controllers },
+        controller_bytes_per_cycle: cfg.controller_gbps / cfg.clock_ghz,
+    };
+    Hierarchy::new(&l1s, cfg.tiles, l2_kb as u64 * 1024, cfg.l2_ways as usize, dir_lines, lat).with_fabric(fabric)
 }
 
 impl<'a> Sim<'a> {

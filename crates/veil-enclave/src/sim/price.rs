@@ -67,6 +67,7 @@ impl<'a> Sim<'a> {
     }
 
     pub(super) fn work_cost(&mut self, w: usize) -> Cycle {
+        self.mem.t = self.q.now() as f64;
         let tid = self.workers[w].tid;
         let l1 = self.l1_of(tid);
         let step = self.steps[self.workers[w].step_i];
@@ -132,6 +133,7 @@ impl<'a> Sim<'a> {
 
     /// Pack (enclave -> untrusted) or unpack (untrusted -> enclave) of the call's data.
     pub(super) fn pack_cost(&mut self, w: usize, call: &Call, pack: bool, slot: bool) -> Cycle {
+        self.mem.t = self.q.now() as f64;
         let tid = self.workers[w].tid;
         let l1 = self.l1_of(tid);
         let (size, buf) = if pack { (call.in_size, call.in_buf) } else { (call.out_size, call.out_buf) };
@@ -157,6 +159,7 @@ impl<'a> Sim<'a> {
     /// The kernel side of a call, run by `tid` (the worker itself or a responder) for worker
     /// `w`. `direct`: data moves straight between kernel and enclave buffers (no untrusted copy).
     pub(super) fn sys_cost(&mut self, tid: usize, w: usize, call: &Call, direct: bool) -> Cycle {
+        self.mem.t = self.q.now() as f64;
         let l1 = self.l1_of(tid);
         let exec_tile = self.units[self.threads[tid].unit].tile as u64;
         let mut stall = 0.0;
@@ -211,6 +214,7 @@ impl<'a> Sim<'a> {
     }
 
     pub(super) fn check_cost(&mut self, r: usize) -> Cycle {
+        self.mem.t = self.q.now() as f64;
         let tid = self.responders[r].tid;
         let l1 = self.l1_of(tid);
         let mut stall = 0.0;
@@ -229,6 +233,7 @@ impl<'a> Sim<'a> {
     /// state, and the copy of header and page out of the worker's transmit ring (lines the
     /// worker's side wrote: sharing misses when they are still in another L1) into its buffer.
     pub(super) fn client_cost(&mut self, c: usize) -> Cycle {
+        self.mem.t = self.q.now() as f64;
         let tid = self.clients[c].tid;
         let w = self.clients[c].worker;
         let l1 = self.l1_of(tid);

@@ -33,7 +33,11 @@ impl<'a> Sim<'a> {
             Act::Run(x) if self.threads[x].client.is_some() => Cat::Client,
             Act::Run(x) => self.threads[x].phase.map(|p| p.1).unwrap_or(Cat::Polling),
             Act::Spin(x) if x == tid => {
-                if self.workers[w].req == Req::InService {
+                // The paper's polling (i) is a worker waiting for its responder's *timer*: a
+                // call posted to a responder that is awake (polling on a core or engine of its
+                // own) is being handed over, and that wait is the call's (Syscall).
+                let awake = self.workers[w].responder.is_some_and(|r| !self.threads[self.responders[r].tid].sleeping);
+                if self.workers[w].req == Req::InService || (awake && matches!(self.workers[w].req, Req::Posted(_))) {
                     Cat::Syscall
                 } else {
                     Cat::Polling
@@ -92,6 +96,7 @@ impl<'a> Sim<'a> {
     /// The scheduler's own data passes through the core's L1 on every switch; its time is
     /// inside the fixed switch cost.
     pub(super) fn sched_footprint(&mut self, u: usize) {
+        self.mem.t = self.q.now() as f64;
         let base = ((self.units[u].tile as u64) << HOME_SHIFT) | (1 << 42) | (u as u64 * self.lines.ctx_lines.max(1));
         for i in 0..self.lines.ctx_lines {
             self.mem.access(u, base + i, i % 2 == 0);
