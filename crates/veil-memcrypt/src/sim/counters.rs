@@ -96,19 +96,37 @@ impl CounterOrg {
         (block, nodes)
     }
 
+    /// A writeback of `line` bumps its counter: whether its split minor counter wrapped (every
+    /// minor of its page then starts again under a new major counter).
+    fn bump(&mut self, line: u64) -> bool {
+        let Some(wrap) = self.minor_wrap else {
+            return false;
+        };
+        let m = self.minors.entry(line).or_insert(0);
+        *m += 1;
+        if *m < wrap {
+            return false;
+        }
+        let first = line / self.per_block * self.per_block;
+        for l in first..first + self.per_block {
+            self.minors.remove(&l);
+        }
+        true
+    }
+
+    /// The tree node above `key` (a counter block or a node), None when it is the on-chip root.
+    fn parent(&self, key: u64) -> Option<u64> {
+        let level = key >> 56;
+        let idx = key & ((1 << 56) - 1);
+        (level + 1 < self.levels as u64).then(|| ((level + 1) << 56) | idx / self.arity)
+    }
+
     /// Dirty lines a fill of `key` (dirty if `write`) evicts and the lazy parent updates they
     /// cause: each evicted key in order, with whether its parent had to be fetched.
     fn fill_dirty(&mut self, key: u64, ready: f64, write: bool, out: &mut Vec<(u64, bool)>) {
         let mut pending = self.cache.fill(key, ready, write, false);
         while let Some(v) = pending.take() {
-            let level = v >> 56;
-            let parent = if level + 1 < self.levels as u64 {
-                let idx = if level == 0 { v } else { v & ((1 << 56) - 1) };
-                Some(((level + 1) << 56) | idx / self.arity)
-            } else {
-                None // the parent is the on-chip root
-            };
-            let fetched = match parent {
+            let fetched = match self.parent(v) {
                 Some(p) if matches!(self.cache.access(p, true), Lookup::Miss) => {
                     pending = self.cache.fill(p, ready, true, false);
                     true
@@ -169,10 +187,7 @@ impl Sim {
             if parent_fetched {
                 self.r.tree_fetches += 1;
                 self.r.counter_ops += 1;
-                let org = self.ctr.as_ref().expect("counter organisation");
-                let level = key >> 56;
-                let idx = if level == 0 { key } else { key & ((1 << 56) - 1) };
-                let parent = ((level + 1) << 56) | idx / org.arity;
+                let parent = self.ctr.as_ref().and_then(|org| org.parent(key)).expect("a fetched parent");
                 let at = self.dram.access(t, CTR_REGION + parent);
                 self.eng.demand(at, 1);
             }
@@ -186,19 +201,11 @@ impl Sim {
         let Some(org) = self.ctr.as_mut() else {
             return;
         };
-        let Some(wrap) = org.minor_wrap else {
+        if !org.bump(line) {
             return;
-        };
-        let m = org.minors.entry(line).or_insert(0);
-        *m += 1;
-        if *m < wrap {
-            return;
-        }
-        let first = line / org.per_block * org.per_block;
-        for l in first..first + org.per_block {
-            org.minors.remove(&l);
         }
         let per_block = org.per_block;
+        let first = line / per_block * per_block;
         self.r.counter_overflows += 1;
         self.r.overflow_lines += per_block;
         // Decryption and re-encryption of each line, with its MACs: cipher passes (direct) or
@@ -224,16 +231,7 @@ impl Sim {
             return;
         };
         if write {
-            if let Some(wrap) = org.minor_wrap {
-                let m = org.minors.entry(line).or_insert(0);
-                *m += 1;
-                if *m >= wrap {
-                    let first = line / org.per_block * org.per_block;
-                    for l in first..first + org.per_block {
-                        org.minors.remove(&l);
-                    }
-                }
-            }
+            org.bump(line);
         }
         let (block, path) = org.path(line);
         if matches!(org.cache.access(block, write), Lookup::Hit { .. }) {
