@@ -155,6 +155,7 @@ def test_trace_files_run_and_wrong_line_size_is_one_line_exit_2(veil_cli, tmp_pa
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # the quick reproducer twice (as built and with shapes inverted): 288 s once at load 14
 def test_reproducer_writes_the_results_keys(veil_cli, tmp_path, store_path):
     r = veil_cli("reproduce", "memcrypt", "--quick", "--out", "rep", timeout=900)
     assert r.rc == 0, r.err
