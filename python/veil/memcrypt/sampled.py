@@ -260,7 +260,6 @@ def simulate(run: dict[str, Any], cfg: Any) -> dict[str, Any]:
     r = combine(run_windows(run, cfg), cfg, warm)
     detailed, cost = r["sampled_records"], first
     tuned = tuned_interval(r, interval, cfg.sample_window, cfg.sample_target)
-    met = tuned is None
     if tuned is not None and tuned < interval:
         second = second_pass_interval(tuned, interval, full - first, records, warm, cfg)
         if second is not None:
@@ -268,7 +267,7 @@ def simulate(run: dict[str, Any], cfg: Any) -> dict[str, Any]:
             r = combine(run_windows(run, cfg, interval), cfg, warm)
             detailed += r["sampled_records"]
             cost += pass_cost(records, warm, r["sample_windows"], cfg.sample_window)
-            met = second == tuned
+    met = tuned is None or half_width(r) <= cfg.sample_target
     r["sampled_records"] = detailed
     r["sample_interval_used"] = interval
     r.update(sampling_used="sampled", sample_cost=cost, full_cost=full, sample_target_met=met)
