@@ -10,7 +10,10 @@
 
 * sequential against sampled timing (`sampling = "sampled"`, default options) of the same records
   in memory, wall time on every core, with the load average printed beside it: the `runs`
-  stream and, when the trace cache holds it, the suite's mcf trace.
+  stream and, when the trace cache holds it, the suite's mcf trace;
+* the same two from the trace file as `memcrypt.run` makes them (decoding included), CPU seconds
+  of the process: a sampled run must not cost more than the full run it replaces; and the
+  per-record costs the sampled run's cost rule assumes, measured.
 
 Two synthetic streams: `runs` (sequential runs of misses, the engines mostly idle between them)
 and `dense` (memory-bound, bursts of misses saturate the engines and bookings pile up ahead).
@@ -82,6 +85,50 @@ def _sampled(ctx, key: str, run: dict) -> None:
     ctx.report(f"{key}_load_average", load[0], "runnable threads (1 min)")
 
 
+def _run_cpu(cfg: dict) -> tuple[float, dict]:
+    """Process CPU seconds (every thread) of one `memcrypt.run` from its config, decoding included, best
+    of two, and its result."""
+    from veil.core.config import validate
+    from veil.memcrypt.sim import run
+
+    c = validate("memcrypt.run", cfg)
+    best, r = float("inf"), {}
+    for _ in range(2):
+        t0 = time.process_time()
+        r = run(c)
+        best = min(best, time.process_time() - t0)
+    return best, r
+
+
+def _sampled_from_file(ctx, key: str, trace: str, records: int, warmup: int) -> None:
+    """A sampled run against the full run it replaces, both from the trace file (decoding included),
+    CPU seconds of the process; and the per-record costs the sampled run's cost rule assumes
+    (veil.memcrypt.sampled: COST_DECODE, COST_FUNCTIONAL), measured here in timed steps."""
+    from veil.memcrypt import sampled
+
+    base = {"trace": trace, "max_records": records, "warmup_records": warmup, "cipher": "aes256"}
+    full_cpu, full = _run_cpu(base)
+    smp_cpu, smp = _run_cpu({**base, "sampling": "sampled"})
+    # One pass with few windows (20): its CPU is decoding and functional warm-up, nearly all of it.
+    sparse_cpu, sparse = _run_cpu({**base, "sampling": "sampled", "sample_interval": records // 20,
+                                   "sample_target": 0})
+    n, read, secs = min((_native.memcrypt.time_model(json.dumps({"config": {"cipher": "aes256"}, "trace": trace}))
+                         for _ in range(2)), key=lambda x: x[2])
+    step = secs / n                     # CPU seconds per timed step (the model alone, decoded records)
+    decode = read / n / step
+    functional = max((sparse_cpu - sparse["sampled_records"] * step) / (records + warmup) / step - decode, 0.0)
+    ctx.log(f"{key}: {records:,} timed records after {warmup:,}; full {full_cpu:.2f} CPU-s, sampled {smp_cpu:.2f} "
+            f"CPU-s ({smp['sampling_used']}, {smp['sampled_records']:,} records timed in detail, estimated cost "
+            f"{smp['sample_cost'] / smp['full_cost']:.2f} of the full run's); per record in timed steps: decode "
+            f"{decode:.2f}, functional {functional:.2f} (assumed {sampled.COST_DECODE}, {sampled.COST_FUNCTIONAL})")
+    ctx.report(f"{key}_cpu_s", smp_cpu, "CPU-s", baseline=full_cpu, baseline_name="full run from the file (same run)",
+               target="<= the full run's")
+    ctx.report(f"{key}_ipc_error", smp["ipc"] / full["ipc"] - 1, "fraction")
+    ctx.report(f"{key}_cost_decode", decode, "timed steps per record", target=f"<= {sampled.COST_DECODE} (assumed)")
+    ctx.report(f"{key}_cost_functional", functional, "timed steps per record",
+               target=f"<= {sampled.COST_FUNCTIONAL} (assumed)")
+
+
 @register_benchmark("memcrypt", doc="timing-model records/s on one core (target >= 10 M), model alone and end to end; "
                                    "sequential against sampled records/s wall on every core (target >= 10 M on 2)")
 def bench(ctx) -> None:
@@ -110,9 +157,11 @@ def bench(ctx) -> None:
             if stream == "runs":
                 _sampled(ctx, "memcrypt/sampled_records_per_s_aes",
                          {"trace": path, "max_records": RECORDS})
+                _sampled_from_file(ctx, "memcrypt/sampled_from_file", path, RECORDS - 100_000, 100_000)
     from veil.memcrypt.workloads import traced_workloads, trace_input
 
     if "mcf" in traced_workloads():
         # A suite trace (from the trace cache): its first 2 M records after 250,000 of warm-up.
         tr = trace_input("mcf", 256, 0, 1)
         _sampled(ctx, "memcrypt/mcf/sampled_records_per_s_aes", {**tr, "max_records": RECORDS})
+        _sampled_from_file(ctx, "memcrypt/mcf/sampled_from_file", tr["trace"], RECORDS, 250_000)

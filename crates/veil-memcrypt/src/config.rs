@@ -112,14 +112,21 @@ pub struct Config {
     /// TDES, 32 B under AES), "separate" (a second access to a MAC line), "untimed" (no MAC
     /// traffic). Nonces are on chip.
     pub mac_store: String,
-    /// Functional model: where the trusted per-line counters live: "on_chip" or "tree" (in
-    /// memory under a Bonsai-Merkle counter tree of arity `tree_arity`, root on chip). The
-    /// timing model books no counter traffic either way.
+    /// Where the trusted per-line counters (nonces) live, in both models: "tree" (in memory
+    /// under a Bonsai-Merkle counter tree, root on chip: the functional model verifies every
+    /// counter against the root, the timing model charges the counter cache's misses, tree
+    /// fetches and dirty evictions; sim/counters.rs) or "on_chip" (unbounded trusted storage,
+    /// charged nothing: the paper's implicit machine).
     pub counters: String,
+    /// Digests per tree node (8-byte digests in a 64-byte line: 8).
     pub tree_arity: u32,
-    /// Timing model: 0 keeps every counter on chip; otherwise counters are in memory under a
-    /// counter tree of arity `tree_arity`, with a counter cache of this many 64-byte lines
-    /// (counter blocks and tree nodes) and `counter_cache_ways` ways.
+    /// Timing model: counter block layout, "split" (a 64-bit major and 64 7-bit minor counters
+    /// per block, one block per 4 KB page, Yan et al. ISCA 2006) or "monolithic" (eight 64-bit
+    /// counters per block).
+    pub counter_block: String,
+    /// Timing model: memory the counter tree covers, MB (sets the tree's height).
+    pub protected_mb: u64,
+    /// Timing model: counter cache lines (counter blocks and tree nodes, 64 B each) and ways.
     pub counter_cache_entries: usize,
     pub counter_cache_ways: usize,
     /// Data TLB entries (4 KB pages; §3.2.2: 128) and ways.
@@ -181,10 +188,12 @@ impl Default for Config {
             bitmap_write_if_changed: true,
             bitmap_fetch: "with_walk".into(),
             mac_store: "beside_line".into(),
-            counters: "on_chip".into(),
+            counters: "tree".into(),
             tree_arity: 8,
-            counter_cache_entries: 0,
-            counter_cache_ways: 4,
+            counter_block: "split".into(),
+            protected_mb: 4096,
+            counter_cache_entries: 512,
+            counter_cache_ways: 8,
             tlb_entries: 128,
             tlb_ways: 4,
             walk_latency: 30.0,
@@ -281,11 +290,21 @@ impl Config {
             return Err(Error::config(format!("tree_arity: must be >= 2, got {}", self.tree_arity)));
         }
         crate::secure::Counters::new(&self.counters, self.tree_arity, 0)?;
-        if self.counter_cache_entries > 0
-            && (self.counter_cache_ways == 0 || self.counter_cache_entries % self.counter_cache_ways != 0)
+        if self.counter_block != "split" && self.counter_block != "monolithic" {
+            return Err(Error::config(format!(
+                "counter_block: unknown counter block '{}' (known: split, monolithic)",
+                self.counter_block
+            )));
+        }
+        if self.protected_mb == 0 || self.protected_mb > 1 << 24 {
+            return Err(Error::config(format!("protected_mb: must be 1..2^24 MB, got {}", self.protected_mb)));
+        }
+        if self.counter_cache_ways == 0
+            || self.counter_cache_entries < self.counter_cache_ways
+            || self.counter_cache_entries % self.counter_cache_ways != 0
         {
             return Err(Error::config(format!(
-                "counter_cache_entries: must be 0 or a positive multiple of counter_cache_ways ({}), got {}",
+                "counter_cache_entries: must be a positive multiple of counter_cache_ways ({}), got {}",
                 self.counter_cache_ways, self.counter_cache_entries
             )));
         }

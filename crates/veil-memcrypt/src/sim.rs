@@ -161,9 +161,18 @@ pub struct Results {
     /// Bitmap lines fetched alongside a page walk (`bitmap_fetch = "with_walk"`), not counted
     /// in `bitmap_misses`.
     pub bitmap_walk_fetches: u64,
-    /// Counter-cache misses (`counter_cache_entries` > 0) and tree node lines fetched for them.
+    /// Counters in memory (`counters = "tree"`): counter-cache misses (a counter block read
+    /// each), tree node lines read (for those misses, and parents of evicted dirty lines not
+    /// cached), dirty counter blocks and nodes written back, and MAC operations on all of them.
     pub counter_misses: u64,
     pub tree_fetches: u64,
+    pub counter_writebacks: u64,
+    pub counter_ops: u64,
+    /// Split counters: minor-counter overflows, the lines they re-encrypted (read and written)
+    /// and the engine operations that took.
+    pub counter_overflows: u64,
+    pub overflow_lines: u64,
+    pub overflow_ops: u64,
     pub dram_row_hits: u64,
     pub dram_row_closed: u64,
     pub dram_row_conflicts: u64,
@@ -211,10 +220,8 @@ pub struct Sim {
     mac_bytes: u32,
     tlb: Tlb,
     walk: f64,
-    /// Counters in memory under a counter tree: the counter cache (None: counters on chip).
-    ctr_cache: Option<BitmapCache>,
-    tree_arity: u64,
-    tree_levels: u8,
+    /// Counters in memory under a counter tree (None: counters on chip).
+    ctr: Option<counters::CounterOrg>,
     bitmap_write_if_changed: bool,
     deps: Option<PointerDeps>,
     /// Warm-up records still to come.
@@ -290,9 +297,7 @@ impl Sim {
             mac_bytes: 8 * scheme.chunks() as u32,
             tlb: Tlb::new(cfg.tlb_entries, cfg.tlb_ways),
             walk: cfg.walk_latency,
-            ctr_cache: (cfg.counter_cache_entries > 0).then(|| BitmapCache::new(cfg.counter_cache_entries, cfg.counter_cache_ways)),
-            tree_arity: cfg.tree_arity as u64,
-            tree_levels: crate::tree::levels(cfg.tree_arity),
+            ctr: counters::CounterOrg::new(cfg)?,
             bitmap_write_if_changed: cfg.bitmap_write_if_changed,
             deps,
             warm_left: cfg.warmup_records,
@@ -556,6 +561,7 @@ impl Sim {
         // operation), with its new nonce or counter.
         // The bumped counter: its block must be in the counter cache (counters in memory).
         let (t_ctr, _) = self.counter_fetch(t, line, true);
+        self.counter_bumped(t_ctr, line);
         let mut last = [0u64];
         self.eng.book_demand(t_ctr, ops, u64::MAX, &[ops - 1], &mut last);
         let sealed = self.eng.done(last[0], t_ctr);
@@ -591,6 +597,7 @@ impl Sim {
         let w = layout::words(&rec.data);
         let pos = self.fvt.positions(&w);
         let freq = fvt::frequent_mask(&pos);
+        self.warm_counter(line, rec.kind == Kind::Writeback);
         if rec.kind == Kind::Writeback {
             if self.track_bm && self.store_written_bitmap(line, freq) {
                 self.warm_bitmap_cache(line, true);

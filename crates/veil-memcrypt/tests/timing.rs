@@ -4,6 +4,12 @@ use veil_memcrypt::record::{Kind, Record};
 use veil_memcrypt::synth::{Synth, SynthConfig};
 use veil_memcrypt::{simulate, Config, Results};
 
+/// The machine these tests isolate their mechanisms on: counters on chip (free). What counters
+/// in memory under the default counter tree cost is tested in tests/counters.rs.
+fn base() -> Config {
+    Config { counters: "on_chip".into(), ..Default::default() }
+}
+
 fn synth(records: u64, p_zero: f64, insts_per_access: u64) -> SynthConfig {
     SynthConfig { records, footprint_lines: 1 << 15, cache_lines: 2048, insts_per_access, p_zero, p_small: 0.2, seed: 4, ..Default::default() }
 }
@@ -19,7 +25,7 @@ fn scheme(mode: &str, cipher: &str, spec: bool, reorder: bool) -> Config {
         ct_speculation: spec,
         mac_speculation: spec,
         reorder,
-        ..Default::default()
+        ..base()
     }
 }
 
@@ -46,7 +52,7 @@ fn zero_crypto_latency_gives_every_scheme_the_unprotected_ipc_up_to_the_bitmap_t
     // lose at most what that traffic costs on a saturated bus: the extra SDRAM accesses as a
     // share of the unprotected machine's.
     for s in [synth(40_000, 0.3, 40), unpredictable(40_000), SynthConfig { insts_per_access: 40, ..unpredictable(40_000) }] {
-        let plain = run(&Config { encryption: false, ..Default::default() }, &s);
+        let plain = run(&Config { encryption: false, ..base() }, &s);
         assert!(plain.tlb_misses > 0);
         for base in all_schemes() {
             for bf in ["with_walk", "on_miss", "inline"] {
@@ -85,7 +91,7 @@ fn bitmap_lines_fetched_with_the_walk_overlap_it() {
     assert!(walk.ipc > miss.ipc, "{} vs {}", walk.ipc, miss.ipc);
     assert!(walk.bitmap_wait_cycles < miss.bitmap_wait_cycles);
     // A longer walk costs both machines alike: the unprotected one pays it per TLB miss.
-    let plain = |w: f64| run(&Config { encryption: false, walk_latency: w, ..Default::default() }, &s);
+    let plain = |w: f64| run(&Config { encryption: false, walk_latency: w, ..base() }, &s);
     let (p0, p100) = (plain(0.0), plain(100.0));
     assert!(p100.cycles > p0.cycles && p100.tlb_misses == p0.tlb_misses);
 }
@@ -132,7 +138,7 @@ fn speedup_never_exceeds_the_share_of_time_spent_in_decryption_and_authenticatio
         streams.push(SynthConfig { p_small: 0.0, ..synth(30_000, 0.0, ipm) });
     }
     for s in &streams {
-        let plain = run(&Config { encryption: false, ..Default::default() }, s);
+        let plain = run(&Config { encryption: false, ..base() }, s);
         for engines in [1, 4] {
             for (mode, cipher, reorder) in [("direct", "tdes", false), ("direct", "aes256", true), ("counter", "aes128", true)] {
                 let base = run(&Config { engines, ..scheme(mode, cipher, false, false) }, s);
@@ -158,7 +164,7 @@ fn a_speculation_that_skips_its_macs_breaks_the_bound() {
     // (`mac_store = untimed`) while the machine it is compared with moves them gains more than
     // free cryptography would give. The unprotected machine's bound (no MACs at all) misses it.
     let s = synth(30_000, 0.3, 8);
-    let plain = run(&Config { encryption: false, ..Default::default() }, &s);
+    let plain = run(&Config { encryption: false, ..base() }, &s);
     for cipher in ["tdes", "aes256"] {
         let base = run(&scheme("direct", cipher, false, false), &s);
         let honest_cfg = scheme("direct", cipher, true, false);
@@ -223,7 +229,7 @@ fn isolated(n: u64, gap: u64) -> Vec<Record> {
 
 #[test]
 fn interval_model_matches_its_analytic_cases() {
-    let c = Config { encryption: false, ..Default::default() };
+    let c = Config { encryption: false, ..base() };
     // No misses: IPC = min(width, ilp).
     let recs: Vec<Record> = (0..100).map(|_| Record { kind: Kind::Writeback, insts: 1000, ..Default::default() }).collect();
     let r = simulate(&c, recs.into_iter().map(Ok), &|| false).unwrap();
@@ -247,18 +253,18 @@ fn interval_model_matches_its_analytic_cases() {
 #[test]
 fn bad_configs_are_refused_with_the_field_named() {
     let cases: Vec<(Config, &str)> = vec![
-        (Config { fvt_size: 0, ..Default::default() }, "fvt_size"),
-        (Config { cpu_mem_ratio: 0.5, ..Default::default() }, "cpu_mem_ratio"),
-        (Config { mode: "counter".into(), cipher: "tdes".into(), ..Default::default() }, "cipher"),
-        (Config { cipher: "rc4".into(), ..Default::default() }, "cipher"),
-        (Config { line_bytes: 32, ..Default::default() }, "line_bytes"),
-        (Config { arbitration: "priority".into(), ..Default::default() }, "arbitration"),
-        (Config { bitmap_fetch: "lazy".into(), ..Default::default() }, "bitmap_fetch"),
-        (Config { tlb_entries: 0, ..Default::default() }, "tlb_entries"),
-        (Config { walk_latency: -1.0, ..Default::default() }, "walk_latency"),
-        (Config { mac_store: "cloud".into(), ..Default::default() }, "mac_store"),
-        (Config { tree_arity: 1, ..Default::default() }, "tree_arity"),
-        (Config { counters: "disk".into(), ..Default::default() }, "counters"),
+        (Config { fvt_size: 0, ..base() }, "fvt_size"),
+        (Config { cpu_mem_ratio: 0.5, ..base() }, "cpu_mem_ratio"),
+        (Config { mode: "counter".into(), cipher: "tdes".into(), ..base() }, "cipher"),
+        (Config { cipher: "rc4".into(), ..base() }, "cipher"),
+        (Config { line_bytes: 32, ..base() }, "line_bytes"),
+        (Config { arbitration: "priority".into(), ..base() }, "arbitration"),
+        (Config { bitmap_fetch: "lazy".into(), ..base() }, "bitmap_fetch"),
+        (Config { tlb_entries: 0, ..base() }, "tlb_entries"),
+        (Config { walk_latency: -1.0, ..base() }, "walk_latency"),
+        (Config { mac_store: "cloud".into(), ..base() }, "mac_store"),
+        (Config { tree_arity: 1, ..base() }, "tree_arity"),
+        (Config { counters: "disk".into(), ..base() }, "counters"),
     ];
     for (c, field) in cases {
         let e = c.validate().unwrap_err().to_string();
@@ -369,7 +375,7 @@ fn a_full_write_buffer_stalls_the_core_at_the_memory_rate() {
         .map(|i| Record { thread: 0, kind: Kind::Writeback, addr: i * 64, insts: 1, llc_hits: 0, data: [0; 64] })
         .collect();
     let go = |wb: usize| {
-        let cfg = Config { encryption: false, write_buffer: wb, ..Default::default() };
+        let cfg = Config { encryption: false, write_buffer: wb, ..base() };
         simulate(&cfg, recs.iter().copied().map(Ok), &|| false).unwrap()
     };
     let small = go(4);
@@ -456,7 +462,7 @@ fn mac_traffic_lengthens_each_burst_by_the_macs_bytes() {
     // of the bus bytes (TDES: as many as the data, AES: half) and the unprotected machine moves
     // none.
     let s = synth(40_000, 0.3, 40);
-    let plain = run(&Config { encryption: false, ..Default::default() }, &s);
+    let plain = run(&Config { encryption: false, ..base() }, &s);
     for (cipher, share) in [("tdes", 1.0), ("aes256", 0.5)] {
         let c = Config { aes_latency_ns: 0.0, tdes_latency_ns: 0.0, compare_cycles: 0.0, ..scheme("direct", cipher, false, false) };
         let r = run(&c, &s);
@@ -473,9 +479,9 @@ fn zero_crypto_latency_runs_as_the_unprotected_machine_only_with_untimed_macs() 
     // cycles); a dense stream of random words on a saturated bus loses at most the MAC bytes'
     // share (TDES: as many as the data, AES: half), measured +92.5% and +25.9%.
     let recs = isolated(40, 100_000);
-    let plain_iso = simulate(&Config { encryption: false, ..Default::default() }, recs.iter().cloned().map(Ok), &|| false).unwrap();
+    let plain_iso = simulate(&Config { encryption: false, ..base() }, recs.iter().cloned().map(Ok), &|| false).unwrap();
     let s = unpredictable(20_000);
-    let plain = run(&Config { encryption: false, ..Default::default() }, &s);
+    let plain = run(&Config { encryption: false, ..base() }, &s);
     for (cipher, beats, lo, hi) in [("tdes", 8.0, 0.85, 1.0), ("aes256", 4.0, 0.2, 0.5)] {
         for spec in [false, true] {
             let c = |store: &str| Config { mac_store: store.into(), ..zero_latency(&scheme("direct", cipher, spec, false)) };
@@ -497,15 +503,16 @@ fn counters_in_memory_cost_their_fetches_and_tree_walks() {
     // verification; a counter cache covering the footprint costs only its first touches.
     let recs = isolated(40, 100_000);
     let go = |entries: usize| {
-        let c = Config { counter_cache_entries: entries, ..scheme("direct", "aes256", false, false) };
+        let c = Config { counters: if entries == 0 { "on_chip" } else { "tree" }.into(), counter_cache_entries: entries.max(8),
+                         ..scheme("direct", "aes256", false, false) };
         simulate(&c, recs.iter().cloned().map(Ok), &|| false).unwrap()
     };
     let on_chip = go(0);
     let cached = go(64);
     assert_eq!((on_chip.counter_misses, on_chip.tree_fetches), (0, 0));
     assert_eq!(cached.counter_misses, 40);
-    // The isolated lines are 4096 lines apart: their counter blocks share no tree node below
-    // level 4 (arity 8), so each miss fetches several node lines.
+    // The isolated lines are 4096 lines (64 split counter blocks) apart: their blocks share no
+    // tree node below level 2 (arity 8), so each miss fetches at least one node line.
     assert!(cached.tree_fetches >= 40, "{}", cached.tree_fetches);
     assert!(cached.cycles > on_chip.cycles + 40.0 * 100.0, "{} vs {}", cached.cycles, on_chip.cycles);
     // On a stream whose counter blocks fit the cache, counters in memory cost a little over
@@ -513,8 +520,8 @@ fn counters_in_memory_cost_their_fetches_and_tree_walks() {
     let s = synth(30_000, 0.3, 40);
     for (mode, cipher, spec, reorder) in [("direct", "tdes", true, false), ("direct", "aes256", true, true), ("counter", "aes128", false, false)] {
         let base = run(&scheme(mode, cipher, spec, reorder), &s);
-        let small = run(&Config { counter_cache_entries: 64, ..scheme(mode, cipher, spec, reorder) }, &s);
-        let big = run(&Config { counter_cache_entries: 8192, ..scheme(mode, cipher, spec, reorder) }, &s);
+        let tree = |entries| Config { counters: "tree".into(), counter_cache_entries: entries, ..scheme(mode, cipher, spec, reorder) };
+        let (small, big) = (run(&tree(64), &s), run(&tree(8192), &s));
         assert!(big.cycles >= base.cycles && small.cycles >= big.cycles, "{mode} {cipher}: {} {} {}", base.cycles, big.cycles, small.cycles);
         assert!(small.counter_misses > big.counter_misses);
     }
@@ -535,7 +542,7 @@ fn writebacks_reach_memory_by_the_same_rule_with_and_without_speculation() {
     };
     let (df_base, df_spec) = (hits("demand_first", false), hits("demand_first", true));
     let (fc_base, fc_spec) = (hits("fcfs", false), hits("fcfs", true));
-    let p = run(&Config { encryption: false, ..Default::default() }, &s);
+    let p = run(&Config { encryption: false, ..base() }, &s);
     let plain = p.dram_row_hits as f64 / p.dram_accesses as f64;
     eprintln!("row-hit share: plain {plain:.4}, demand_first {df_base:.4} -> {df_spec:.4}, fcfs {fc_base:.4} -> {fc_spec:.4}");
     // The unprotected machine, and the encrypted one without and with speculation, reach the

@@ -179,18 +179,96 @@ def run_windows(run: dict[str, Any], cfg: Any, interval: int | None = None) -> d
     return {"windows": [w for o in outs for w in o["windows"]], "totals": outs[-1]["totals"]}
 
 
+# What each part of a run costs, in timed steps of the model (CPU time over that of a timed step,
+# AES-256 direct with speculation and re-ordering), fitted by least squares to the process CPU of
+# full runs and of sampled passes at three window spacings from the trace file (decoding
+# included), 28 Nov 2026 at load average ~14 on 2 cores: decoding 0.27-0.35 per record,
+# functional warm-up 0.09-0.30 per record, and 420-1,400 per window (forking the warmed machine,
+# handing the window to a thread, its detailed warm-up) on the runs stream, mcf, bzip2 and
+# python (benches/memcrypt.py reports the measured cost of a sampled run against the full one).
+# The largest of each is kept, so that the rule errs towards the full run. With them a pass at the
+# default spacing (a 400-record window per 1,500) costs 1.85 steps per record against the full
+# run's 1.35: it falls back to the full run; one window per 4,000 records costs 1.10.
+COST_DECODE = 0.35
+COST_FUNCTIONAL = 0.30
+COST_FORK = 1400.0
+
+
+def full_cost(records: int, warmup: int) -> float:
+    """A full run's CPU cost in timed steps: every record decoded, warm-up trained, the rest timed."""
+    return (records + warmup) * COST_DECODE + warmup * COST_FUNCTIONAL + records
+
+
+def pass_cost(records: int, warmup: int, windows: int, window: int) -> float:
+    """One sampled pass's CPU cost in timed steps: every record decoded and functionally warmed
+    (the pass reads the whole region), and each window forked and timed in detail."""
+    return (records + warmup) * (COST_DECODE + COST_FUNCTIONAL) + windows * (window + COST_FORK)
+
+
+def window_count(records: int, cfg: Any, interval: int) -> int:
+    """Windows a pass at one window per `interval` records times (the native plan, exactly)."""
+    plan = sampling_options(cfg, interval=interval)
+    return len(_call(_native.memcrypt.sample_plan, records, json.dumps(plan)))
+
+
+def second_pass_interval(tuned: int, interval: int, budget: float, records: int, warmup: int,
+                         cfg: Any) -> int | None:
+    """The interval of a second pass that costs at most `budget` timed steps: `tuned` if it fits,
+    else the shortest interval between `tuned` and `interval` that does (windows grow as the
+    interval shrinks: bisection on the exact window count), else None (no second pass)."""
+    def cost(i: int) -> float:
+        return pass_cost(records, warmup, window_count(records, cfg, i), cfg.sample_window)
+
+    if cost(tuned) <= budget:
+        return tuned
+    lo, hi = tuned, interval - 1  # cost(lo) > budget
+    if hi <= lo or cost(hi) > budget:
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if cost(mid) <= budget:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def simulate_full(run: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(_call(_native.memcrypt.simulate, json.dumps(run)))
+
+
 def simulate(run: dict[str, Any], cfg: Any) -> dict[str, Any]:
     """`memcrypt.run`'s result for a sampled run (same keys as a full run, plus the interval).
     When the first windows leave the interval wider than `sample_target`, a second pass times
-    windows closer together (SMARTS's tuned sample) and its estimate is the result."""
+    windows closer together (SMARTS's tuned sample) and its estimate is the result.
+
+    A sampled run never costs more CPU than the full run it replaces (by the per-record costs
+    above, decided from record and window counts, never from timing): when even its first pass
+    would cost as much, the full run is made instead (`sampling_used` says so); a second pass is
+    sized to what the full run's cost leaves, or skipped (`sample_target_met` False)."""
     warm = run["config"]["warmup_records"]
+    records, interval = run["max_records"], cfg.sample_interval
+    full = full_cost(records, warm)
+    first = pass_cost(records, warm, window_count(records, cfg, interval), cfg.sample_window)
+    if first >= full:
+        r = simulate_full(run)
+        r.update(ipc_low=r["ipc"], ipc_high=r["ipc"], ipc_rel_se=0.0, sample_windows=0, sampled_records=records,
+                 sample_interval_used=0)
+        r.update(sampling_used="full (a sampled pass would cost as much)", sample_cost=first, full_cost=full,
+                 sample_target_met=True)
+        return r
     r = combine(run_windows(run, cfg), cfg, warm)
-    interval, detailed = cfg.sample_interval, r["sampled_records"]
+    detailed, cost = r["sampled_records"], first
     tuned = tuned_interval(r, interval, cfg.sample_window, cfg.sample_target)
     if tuned is not None and tuned < interval:
-        interval = tuned
-        r = combine(run_windows(run, cfg, interval), cfg, warm)
-        detailed += r["sampled_records"]
+        second = second_pass_interval(tuned, interval, full - first, records, warm, cfg)
+        if second is not None:
+            interval = second
+            r = combine(run_windows(run, cfg, interval), cfg, warm)
+            detailed += r["sampled_records"]
+            cost += pass_cost(records, warm, r["sample_windows"], cfg.sample_window)
+    met = tuned is None or half_width(r) <= cfg.sample_target
     r["sampled_records"] = detailed
     r["sample_interval_used"] = interval
+    r.update(sampling_used="sampled", sample_cost=cost, full_cost=full, sample_target_met=met)
     return r

@@ -58,10 +58,18 @@ MAC_STORES = {
     "untimed": "MACs move no bytes (the model before MAC traffic was booked)",
 }
 COUNTER_STORES = {
-    "on_chip": "functional model: the per-line counters (nonces) are kept on chip, so a replayed record fails its MAC",
-    "tree": "functional model: counters in memory under a Bonsai-Merkle counter tree (root on chip) of arity "
-            "tree_arity; a replayed record with its old counters and tree nodes fails at the root",
+    "tree": "counters in memory under a Bonsai-Merkle counter tree (root on chip) of arity tree_arity: the functional "
+            "model rejects a replayed record with its old counters and tree nodes at the root; the timing model "
+            "charges the counter cache's misses, tree-node fetches, dirty evictions and split-counter overflows",
+    "on_chip": "every per-line counter kept on chip (8 B per line, unbounded trusted storage, charged nothing: the "
+               "paper's implicit machine); a replayed record fails its MAC",
 }
+COUNTER_BLOCKS = {
+    "split": "a 64-bit major and 64 7-bit minor counters per 64-byte block, one block per 4 KB page (Yan et al., "
+             "ISCA 2006); a minor counter's wrap re-encrypts the page",
+    "monolithic": "eight 64-bit counters per 64-byte block (never overflow)",
+}
+register_components("memcrypt.counter_block", COUNTER_BLOCKS)
 register_components("memcrypt.counters", COUNTER_STORES)
 register_components("memcrypt.mac_store", MAC_STORES)
 register_components("memcrypt.bitmap_fetch", BITMAP_FETCHES)
@@ -146,13 +154,18 @@ class MachineConfig(ExperimentConfig):
         "beside_line", description="where each line's MACs are stored and what they add to its SDRAM traffic "
                                    "(nonces are kept on chip)")
     counters: ComponentName("memcrypt.counters") = Field(
-        "on_chip", description="where the trusted per-line counters live (functional model; the timing model books "
-                               "no counter traffic)")
-    tree_arity: int = Field(8, ge=2, le=1 << 16, description="arity of the counter tree (counters = tree)")
-    counter_cache_entries: int = Field(0, ge=0, le=1 << 20, description="timing model: 0 keeps every counter on chip; "
-                                                                        "otherwise counters are in memory under a counter "
-                                                                        "tree with a counter cache of this many lines")
-    counter_cache_ways: int = Field(4, ge=1, le=1 << 10, description="counter cache ways")
+        "tree", description="where the trusted per-line counters live, in both models (tree: in memory under a "
+                            "counter tree, charged; on_chip: free)")
+    tree_arity: int = Field(8, ge=2, le=1 << 16, description="arity of the counter tree (8: eight 8-byte digests "
+                                                             "per 64-byte node)")
+    counter_block: ComponentName("memcrypt.counter_block") = Field(
+        "split", description="timing model: counter block layout (counters = tree)")
+    protected_mb: int = Field(4096, ge=1, le=1 << 24, description="timing model: memory the counter tree covers, MB "
+                                                                  "(sets the tree's height)")
+    counter_cache_entries: int = Field(512, ge=1, le=1 << 20, description="timing model: counter cache lines "
+                                                                          "(counter blocks and tree nodes, 64 B "
+                                                                          "each; 512 = 32 KB)")
+    counter_cache_ways: int = Field(8, ge=1, le=1 << 10, description="counter cache ways")
     tlb_entries: int = Field(128, ge=1, le=1 << 20, description="data TLB entries, 4 KB pages (§3.2.2: 128; Table 2: 256)")
     tlb_ways: int = Field(4, ge=1, le=1 << 10, description="data TLB ways (Table 2: 4)")
     walk_latency: float = Field(30.0, ge=0, description="page walk of a data-TLB miss, core cycles (SimpleScalar "
@@ -284,8 +297,15 @@ RUN_RESULTS = {
     "bitmap_ops": ("", "crypto engine operations on bitmap lines (decryption, authentication, re-encryption)"),
     "tlb_misses": ("", "load and store fills whose page missed the data TLB (a page walk each)"),
     "bitmap_walk_fetches": ("", "bitmap lines requested alongside a page walk (bitmap_fetch = with_walk)"),
-    "counter_misses": ("", "counter-cache misses (counters in memory under a counter tree)"),
-    "tree_fetches": ("", "counter-tree node lines fetched for counter-cache misses"),
+    "counter_misses": ("", "counter-cache misses, a counter block read each (counters = tree)"),
+    "tree_fetches": ("", "counter-tree node lines read: for counter-cache misses, and parents of evicted dirty "
+                         "lines that were not cached"),
+    "counter_writebacks": ("", "dirty counter blocks and tree nodes evicted from the counter cache and written"),
+    "counter_ops": ("operations", "MAC operations verifying fetched counter blocks and nodes and re-digesting "
+                                  "evicted ones"),
+    "counter_overflows": ("", "split counters: minor-counter wraps (each re-encrypts its page)"),
+    "overflow_lines": ("", "lines read and re-encrypted by minor-counter overflows"),
+    "overflow_ops": ("operations", "crypto engine operations of those re-encryptions"),
     "bitmap_wait_cycles": ("cycles", "over load fills, CPU cycles by which waiting for the bitmap delayed the data"),
     "dependent_misses": ("", "load misses that waited for the line holding their address (pointer chasing)"),
     "frequent_words_lost_odd": ("", "frequent words left without a frequent partner: the odd one of the bitmap"),
@@ -306,9 +326,9 @@ RUN_RESULTS = {
     "paired_share_at_fetch": ("", "the same had each line been re-ordered with the FVT of its fetch (Fig. 6's measure)"),
     "chunk_predictability": ("", "share of fetched chunks whose speculation hit; None on a machine without "
                                  "ciphertext or MAC speculation (see chunk_predictability_note)"),
-    "counter_placement": ("", "where the per-line counters (nonces) live in the timing model: on chip (unbounded "
-                              "trusted storage, uncharged) or off chip under a counter tree with a counter cache of "
-                              "N entries (charged: counter_misses, tree_fetches)"),
+    "counter_placement": ("", "where the per-line counters (nonces) live in the timing model: off chip under a "
+                              "counter tree with a counter cache (the default, charged: counter_misses, tree_fetches, "
+                              "counter_writebacks, counter_overflows) or on chip (unbounded, uncharged)"),
     "chunk_predictability_note": ("", "why chunk_predictability is None (absent when it is a number)"),
     "ipc_low": ("instr/cycle", "sampled: lower end of the IPC interval (sample_confidence)"),
     "ipc_high": ("instr/cycle", "sampled: upper end of the IPC interval"),
@@ -316,6 +336,13 @@ RUN_RESULTS = {
     "sample_windows": ("", "sampled: windows timed"),
     "sampled_records": ("", "sampled: records timed in detail (window warm-ups and a first pass whose interval "
                             "was wider than sample_target included)"),
+    "sampling_used": ("", "sampled: 'sampled', or 'full (...)' where a sampled pass would have cost as much CPU "
+                          "as the full run (the full run was made)"),
+    "sample_cost": ("timed steps", "sampled: estimated CPU cost of the passes made, in timed-record equivalents "
+                                   "(veil.memcrypt.sampled's per-record costs)"),
+    "full_cost": ("timed steps", "sampled: the same estimate for the full run the sampled one replaces"),
+    "sample_target_met": ("", "sampled: whether the interval meets sample_target (False where the second pass "
+                              "that would meet it cost more than the full run)"),
     "sample_interval_used": ("", "sampled: records per window of the windows the estimate comes from "
                                  "(sample_interval, or closer where sample_target asked for more windows)"),
 }
@@ -366,11 +393,12 @@ def counter_placement(cfg: MachineConfig) -> str:
     """Where the timing model keeps each line's counter: the replay protection and its cost rest on it."""
     if not cfg.encryption:
         return "none (no encryption)"
-    if cfg.counter_cache_entries == 0:
+    if cfg.counters == "on_chip":
         return "on chip (8 B per line, unbounded, not charged)"
     kb = cfg.counter_cache_entries * 64 / 1024
-    return (f"off chip under a counter tree of arity {cfg.tree_arity}, counter cache of {cfg.counter_cache_entries} "
-            f"entries ({kb:g} KB, {cfg.counter_cache_ways}-way)")
+    return (f"off chip, {cfg.counter_block} counter blocks under a counter tree of arity {cfg.tree_arity} over "
+            f"{cfg.protected_mb} MB, counter cache of {cfg.counter_cache_entries} entries ({kb:g} KB, "
+            f"{cfg.counter_cache_ways}-way)")
 
 
 class CheckConfig(MachineConfig):

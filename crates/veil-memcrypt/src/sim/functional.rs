@@ -7,7 +7,7 @@ use crate::deps::PointerDeps;
 use crate::engines::Engines;
 use crate::config::{Config, MacStore};
 use crate::error::Result;
-use crate::record::{Kind, Record};
+use crate::record::Record;
 
 impl Sim {
     on_x86_v3! {
@@ -31,9 +31,6 @@ impl Sim {
                 .warm(MAC_REGION + line * self.mac_bytes as u64 / 64);
         }
         self.dram.warm(line);
-        if self.ctr_cache.is_some() && self.encryption {
-            self.warm_counter(line, rec.kind == Kind::Writeback);
-        }
     }
 
     /// Results so far without draining the outstanding misses: `cycles` is the core's time now,
@@ -75,7 +72,7 @@ impl Sim {
         s.bitmaps = self.bitmaps.clone();
         s.prefetcher = self.prefetcher.clone();
         s.tlb = self.tlb.clone();
-        s.ctr_cache = self.ctr_cache.clone();
+        s.ctr = self.ctr.clone();
         s.dram = self.dram.clone();
         s.warm_left = 0;
         s.x86_v3 = self.x86_v3;
