@@ -82,7 +82,7 @@ fn predicted_sev_like_slowdowns_within_tolerance() {
 
 /// The committed calibration (configs/enclave/calibration.json) is what the model runs: its
 /// constants are the defaults, and on the machine it was fitted on (latency only: no link or
-/// controller contention, which came later, issue 39) its recorded slowdowns are reproduced
+/// controller contention, which came later) its recorded slowdowns are reproduced
 /// exactly.
 #[test]
 fn committed_calibration_is_the_default() {

@@ -130,7 +130,7 @@ fn heavier_clients_lower_bl_scaling_and_raise_exl_scaling() {
 /// With the clients on the chip and no constant re-fitted, the four stated EX-L slowdowns at 64
 /// workers stay within the paper's bands (docs/enclave.md, "The paper's shapes as predicates");
 /// both EX-B ones fall just below theirs (1.96 against 2.2 +- 0.2, 1.34 against 1.5 +- 0.15)
-/// since link and controller contention (issue 39) slows BL's requests, which the clients'
+/// since link and controller contention slows BL's requests, which the clients'
 /// traffic loads more.
 #[test]
 fn wake_affine_slowdowns_at_64_workers_stay_within_the_stated_bands() {

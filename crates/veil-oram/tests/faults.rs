@@ -161,7 +161,7 @@ fn run_case_with(call: Call, errno: i32, after: i64, shuffle: ShuffleKind) {
 
 #[test]
 fn a_failed_state_write_mid_run_neither_hangs_nor_wedges() {
-    // the wedge of issue 43: the next shuffle's state record fails with EMFILE
+    // the wedge this guards against: the next shuffle's state record fails with EMFILE
     run_case(Call::PutMeta, libc::EMFILE, 0);
     run_case(Call::PutMeta, libc::ENOSPC, 1);
 }

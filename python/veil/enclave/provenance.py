@@ -53,8 +53,8 @@ register_assumption(
     "enclave", "flit_bytes", value=8, levels=(8, 16, 0), knobs=["enclave.server.flit_bytes"],
     what="mesh link width (bytes a link moves per cycle); 0 is the ablation without link contention",
     source="Graphite carbon_sim.cfg: [network/emesh_hop_by_hop] flit_width = 64 bits, link contention modelled "
-           "(history_tree queue); 16 bytes is a wider mesh of the same era; 0 removes contention (the model "
-           "before issue 39, latency only)")
+           "(history_tree queue); 16 bytes is a wider mesh of the same era; 0 removes contention (the "
+           "latency-only model)")
 register_assumption(
     "enclave", "placement", value="server-only", levels=("server-only", "wake-affine"),
     knobs=["enclave.server.placement"], what="where the clients issuing the requests run",

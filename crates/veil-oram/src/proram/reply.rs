@@ -7,7 +7,7 @@
 //! `stage` into the reply. Both cache entries touched are evicted from the CPU caches
 //! afterwards, so every entry is read from memory, whether it was written a moment ago or T
 //! requests ago: before, a repeat copied from an entry that had been written long ago (likely
-//! out of cache) where a first read copied from one it had just written (issue 43, item 6).
+//! out of cache) where a first read copied from one it had just written. Settled by a timed test; docs/oram.md, *Cached-path timing*.
 
 /// Source of a reply's copy, by role only (which entry a repeat uses is the one thing that
 /// differs, and it is not a role).
