@@ -144,5 +144,17 @@ def _label(experiment: str, key: str) -> str:
     if exp:
         field = exp.config.model_fields.get(key)
         if field is not None and field.description:
-            return f"{key}: {field.description}"[:80]
+            return _wrap(f"{key}: {field.description}")
     return key
+
+
+def _wrap(text: str, width: int = 72, lines: int = 2) -> str:
+    # an axis label wider than the figure is clipped at its edge (a cut word reads as a wrong unit),
+    # so it wraps, and what does not fit in two lines ends in an ellipsis
+    import textwrap
+
+    parts = textwrap.wrap(text, width)
+    if len(parts) > lines:
+        parts = parts[:lines]
+        parts[-1] = textwrap.shorten(parts[-1] + " ...", width, placeholder=" ...")
+    return "\n".join(parts)
