@@ -773,15 +773,28 @@ fn put_state(s: &dyn Storage, master: &BlockKey, st: &SealedState) -> Result<()>
     s.put_meta(STATE, &out)
 }
 
-/// The state record's plaintext, of a length that does not depend on the secrets in it. JSON
-/// writes each key byte in 1-3 digits, so the sealed record's size (which storage sees) told
-/// how many key bytes were below 10 and below 100; the position map's digits are the same
-/// multiset in every epoch (a permutation of 0..M). Trailing spaces pad every key to 3 digits
-/// a byte; JSON readers skip them, so records written before read the same.
+/// The state record's plaintext, of a length that depends on nothing in it but the public
+/// geometry. JSON writes each number in as many digits as it needs, so the sealed record's size
+/// (which storage sees) told how many key bytes were below 10 and below 100, and two runs of the
+/// same requests differed by a byte where a public count (the freshness count, the epoch) written
+/// at a moment the scheduler chose crossed a power of ten. The position map's digits are the same
+/// multiset in every epoch (a permutation of 0..M). So the record is padded with trailing spaces
+/// (JSON readers skip them; records written before read the same) to the length of the same record
+/// with every number at its widest.
 fn state_bytes(st: &SealedState) -> Vec<u8> {
+    let widest = SealedState {
+        version: u32::MAX,
+        geometry: st.geometry,
+        block_size: st.block_size,
+        epoch: u64::MAX,
+        region: u32::MAX,
+        ctx: u32::MAX,
+        key: [u8::MAX; KEY_LEN],
+        pos: st.pos.clone(),
+        work: Some(u64::MAX),
+    };
     let mut v = serde_json::to_vec(st).unwrap();
-    let pad: usize = st.key.iter().map(|&b| 3 - (b >= 10) as usize - (b >= 100) as usize).sum();
-    v.resize(v.len() + pad, b' ');
+    v.resize(serde_json::to_vec(&widest).unwrap().len(), b' ');
     v
 }
 

@@ -37,6 +37,28 @@ fn state_record_length_does_not_depend_on_the_key() {
     assert_eq!(back.key, [0; KEY_LEN]);
 }
 
+/// Nor on the public counts, written when the scheduler chose (two runs of the same requests
+/// wrote their records at different counts and differed by a byte at a power of ten).
+#[test]
+fn state_record_length_does_not_depend_on_the_counts() {
+    let st = |n: u64, work: Option<u64>| SealedState {
+        version: STATE_VERSION,
+        geometry: Geometry::new(64).unwrap(),
+        block_size: 32,
+        epoch: n,
+        region: n as u32,
+        ctx: n as u32,
+        key: [7; KEY_LEN],
+        pos: (0..72).rev().collect(),
+        work,
+    };
+    let cases = [(0, None), (9, Some(9)), (10, Some(10)), (99, Some(100)), (u32::MAX as u64, Some(u64::MAX))];
+    let lens: Vec<usize> = cases.iter().map(|&(n, w)| state_bytes(&st(n, w)).len()).collect();
+    assert!(lens.iter().all(|&l| l == lens[0]), "{lens:?}");
+    let back: SealedState = serde_json::from_slice(&state_bytes(&st(10, Some(10)))).unwrap();
+    assert_eq!((back.epoch, back.work), (10, Some(10)));
+}
+
 #[test]
 fn shuffle_times_keep_a_bounded_steady_history() {
     let mut t = ShuffleTimes::default();
