@@ -402,6 +402,25 @@ def test_restart_then_the_client_reads_again(served_process):
         _finish(p2, signal.SIGTERM)
 
 
+def test_a_store_made_with_the_cache_shuffle_serves_with_it_across_restarts(tmp_path, veil_cli):
+    data = tmp_path / "c"
+    r = veil_cli("oram", "init", "--blocks", "256", "--block-size", "64", "--seed", "3", "--shuffle", "cache", str(data))
+    assert r.rc == 0 and "cache shuffle" in r.out, r.err
+    for _ in range(2):  # the second start must not fall back to PRO-ORAM's Clos shuffle
+        p, url = _start_served(data)
+        try:
+            c = _client(url, data)
+            assert [c.get(i) for i in range(0, 256, 5)] == [synthetic(3, i, 64) for i in range(0, 256, 5)]
+            c.close()
+        finally:
+            rc, out, err = _finish(p, signal.SIGTERM)
+        assert rc == 0 and "Traceback" not in err
+    from veil.oram.engine import native
+
+    s = native().Store.open(str(data), threads=1)
+    assert json.loads(s.manifest())["shuffle"] == "cache"
+
+
 def test_plaintext_needs_the_flag_and_warns(tmp_path, veil_cli):
     data = tmp_path / "d"
     assert veil_cli("oram", "init", "--blocks", "64", "--block-size", "64", "--seed", "3", str(data)).rc == 0
@@ -426,6 +445,8 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, veil_cli):
     one_line_error(veil_cli("oram", "init", "--blocks", "-5", "--block-size", "64", str(d)), "--blocks -5")
     one_line_error(veil_cli("oram", "init", "--blocks", "8", "--threads", "-1", "--block-size", "64", str(d)),
                    "--threads -1")
+    one_line_error(veil_cli("oram", "init", "--blocks", "8", "--shuffle", "melbourne", "--block-size", "64", str(d)),
+                   "--shuffle: unknown oram.shuffle 'melbourne'; known: cache, clos")
     assert not d.exists()
     # a failed init (Redis not there) leaves nothing behind, not even the directory
     with socket.socket() as k:

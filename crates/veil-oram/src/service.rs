@@ -5,6 +5,7 @@
 //! never stored); the position map, epoch keys and the file manifest are kept only sealed
 //! under it. Everything else in the directory is the untrusted store.
 
+use crate::cacheshuffle::ShuffleKind;
 use crate::crypto::{BlockKey, KEY_LEN, TAG_LEN};
 use crate::data::synthetic_block;
 use crate::error::{OramError, Result};
@@ -42,6 +43,15 @@ pub struct Manifest {
     pub files: Vec<FileEntry>,
     /// Seed of the synthetic contents (see `data::synthetic_block`).
     pub synthetic_seed: Option<u64>,
+    /// The shuffle that builds each next epoch, by registry name. It belongs to the store, not to
+    /// one serving process: a restart must resume the shuffle the store was left in. Stores made
+    /// before it was recorded use the Clos shuffle.
+    #[serde(default = "default_shuffle")]
+    pub shuffle: String,
+}
+
+fn default_shuffle() -> String {
+    ShuffleKind::Clos.name().to_string()
 }
 
 fn random_bytes<const N: usize>() -> [u8; N] {
@@ -101,6 +111,7 @@ impl Store {
         threads: usize,
         redis: Option<&str>,
         key_file: Option<&Path>,
+        shuffle: ShuffleKind,
     ) -> Result<Self> {
         if block_size == 0 || block_size > (64 << 20) {
             return Err(OramError::Config(format!("block size {block_size} must be in 1..=64 MiB")));
@@ -110,7 +121,7 @@ impl Store {
         }
         let (manifest, handles) = match &source {
             Source::Synthetic { n_blocks, seed } => {
-                (Manifest { block_size, n_blocks: *n_blocks, files: vec![], synthetic_seed: Some(*seed) }, vec![])
+                (Manifest { block_size, n_blocks: *n_blocks, files: vec![], synthetic_seed: Some(*seed), shuffle: shuffle.name().into() }, vec![])
             }
             Source::Files(paths) => {
                 if paths.is_empty() {
@@ -127,7 +138,7 @@ impl Store {
                     handles.push(f);
                     next += blocks;
                 }
-                (Manifest { block_size, n_blocks: next, files, synthetic_seed: None }, handles)
+                (Manifest { block_size, n_blocks: next, files, synthetic_seed: None, shuffle: shuffle.name().into() }, handles)
             }
         };
         std::fs::create_dir_all(dir)?;
@@ -174,7 +185,7 @@ impl Store {
             // a read error leaves zeros; the manifest sizes were checked when it was built
             let _ = handles[k].read_exact_at(&mut buf[..len], off);
         };
-        let cfg = ProOramConfig { block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None, shuffle: Default::default() };
+        let cfg = ProOramConfig { block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None, shuffle };
         let oram = ProOram::create(st, master, manifest.n_blocks, cfg, &fill)?;
         Ok(Self { oram, manifest, dir: dir.to_path_buf() })
     }
@@ -194,8 +205,48 @@ impl Store {
         let master = load_key(&key_path(dir, key_file))?;
         let manifest: Manifest = serde_json::from_slice(&open_meta(&*st, &master, MANIFEST)?)
             .map_err(|e| OramError::Corrupt(format!("manifest unreadable: {e}")))?;
-        let cfg = ProOramConfig { block_size: manifest.block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None, shuffle: Default::default() };
+        let shuffle = ShuffleKind::from_name(&manifest.shuffle)
+            .map_err(|_| OramError::Corrupt(format!("manifest names an unknown shuffle {:?}", manifest.shuffle)))?;
+        let cfg = ProOramConfig { block_size: manifest.block_size, threads, seed: None, pace: true, pace_margin: DEFAULT_PACE_MARGIN, shuffle_idle: false, epoch_len: None, shuffle };
         let oram = ProOram::open(st, master, cfg)?;
         Ok(Self { oram, manifest, dir: dir.to_path_buf() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_from_before_the_shuffle_was_recorded_reads_as_clos() {
+        let old = r#"{"block_size":64,"n_blocks":8,"files":[],"synthetic_seed":3}"#;
+        let m: Manifest = serde_json::from_str(old).unwrap();
+        assert_eq!(ShuffleKind::from_name(&m.shuffle).unwrap(), ShuffleKind::Clos);
+    }
+
+    #[test]
+    fn a_store_reopens_with_the_shuffle_it_was_made_with() {
+        let dir = std::env::temp_dir().join(format!("veil-oram-svc-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let src = Source::Synthetic { n_blocks: 100, seed: 5 };
+        let s = Store::init(&dir, 64, src, 1, None, None, ShuffleKind::Cache).unwrap();
+        for i in 0..40 {
+            assert_eq!(s.oram.read(i % 100).unwrap(), synthetic(5, i % 100));
+        }
+        drop(s);
+        let s = Store::open(&dir, 1, None).unwrap();
+        assert_eq!(s.manifest.shuffle, "cache");
+        for i in 0..40 {
+            assert_eq!(s.oram.read(i % 100).unwrap(), synthetic(5, i % 100));
+        }
+        assert!(s.oram.stats().cache_shuffles > 0, "the reopened store shuffles with the cache shuffle");
+        drop(s);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn synthetic(seed: u64, i: u64) -> Vec<u8> {
+        let mut b = vec![0u8; 64];
+        synthetic_block(seed, i, &mut b);
+        b
     }
 }

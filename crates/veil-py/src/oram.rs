@@ -131,7 +131,7 @@ impl PyStore {
     /// with `redis` ("host:port") the slots live in that Redis server.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (dir, block_size, files=None, n_blocks=None, seed=0, threads=0, redis=None, key_file=None))]
+    #[pyo3(signature = (dir, block_size, files=None, n_blocks=None, seed=0, threads=0, redis=None, key_file=None, shuffle="clos"))]
     fn init(
         py: Python<'_>,
         dir: PathBuf,
@@ -142,14 +142,16 @@ impl PyStore {
         threads: usize,
         redis: Option<String>,
         key_file: Option<PathBuf>,
+        shuffle: &str,
     ) -> PyResult<Self> {
+        let shuffle = veil_oram::cacheshuffle::ShuffleKind::from_name(shuffle).map_err(to_py)?;
         let source = match (files, n_blocks) {
             (Some(f), None) => Source::Files(f),
             (None, Some(n)) => Source::Synthetic { n_blocks: n, seed },
             _ => return Err(PyValueError::new_err("give either files or n_blocks")),
         };
         let inner = py
-            .allow_threads(move || Store::init(&dir, block_size, source, threads, redis.as_deref(), key_file.as_deref()))
+            .allow_threads(move || Store::init(&dir, block_size, source, threads, redis.as_deref(), key_file.as_deref(), shuffle))
             .map_err(to_py)?;
         Ok(Self { inner: Arc::new(inner) })
     }

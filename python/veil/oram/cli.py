@@ -28,6 +28,17 @@ def _size(text: str, flag: str = "--block-size") -> int:
     return v
 
 
+def _shuffle(name: str) -> None:
+    """`--shuffle NAME` checked against the registry the experiments use (one list of names)."""
+    import veil.oram.experiments  # noqa: F401  registers oram.shuffle
+    from veil.core.registry import REGISTRY
+
+    try:
+        REGISTRY.component("oram.shuffle", name)
+    except ConfigError as e:
+        raise ConfigError(f"--shuffle: {e}") from None
+
+
 def _redis(addr: str | None) -> str | None:
     """`--redis HOST:PORT` checked before any work: a bad port or an unknown host is bad input."""
     if addr is None:
@@ -101,6 +112,7 @@ def cmd_init(args) -> int:
         raise ConfigError(f"--blocks {args.blocks}: must be in 1..2^32")
     _threads(args.threads)
     _redis(args.redis)
+    _shuffle(args.shuffle)
     for f in args.files:
         if not Path(f).is_file():
             raise ConfigError(f"{f}: not a readable file")
@@ -123,10 +135,10 @@ def cmd_init(args) -> int:
     try:
         if args.blocks is not None:
             store = _native_call(native().Store.init, str(data), bs, n_blocks=args.blocks, seed=args.seed,
-                                 threads=args.threads, redis=args.redis, key_file=key_file)
+                                 threads=args.threads, redis=args.redis, key_file=key_file, shuffle=args.shuffle)
         else:
             store = _native_call(native().Store.init, str(data), bs, files=[str(Path(f)) for f in args.files],
-                                 threads=args.threads, redis=args.redis, key_file=key_file)
+                                 threads=args.threads, redis=args.redis, key_file=key_file, shuffle=args.shuffle)
         make_token(data, args.token_file)
         made_tls = True
         fp = _native_call(native().make_tls_identity, str(tls_dir))
@@ -150,6 +162,7 @@ def cmd_init(args) -> int:
     m = json.loads(store.manifest())
     print(f"initialised {data}: {m['n_blocks']} blocks of {bs} bytes"
           + (f" from {len(m['files'])} files" if m["files"] else " (synthetic)")
+          + f", {m['shuffle']} shuffle"
           + f"; client token in {args.token_file or data / 'client.token'}; TLS key in {tls_dir / 'tls.key'};"
           + f" certificate SHA-256 {fp}")
     return 0
@@ -187,8 +200,12 @@ def cmd_serve(args) -> int:
     store = _native_call(native().Store.open, str(data), threads=args.threads,
                          key_file=find_key_file(args.key_file))
 
+    import json
+
+    shuffle = json.loads(store.manifest())["shuffle"]
+
     def ready(host, port):
-        print(f"serving {data} on {scheme}://{host}:{port}{note}", flush=True)
+        print(f"serving {data} on {scheme}://{host}:{port} with the {shuffle} shuffle{note}", flush=True)
 
     how = _native_call(store.serve_until_signal, token, ready, host=args.host, port=args.port, tls_dir=tls_dir,
                        link_mbps=args.link_mbps, latency_ms=args.latency_ms, log=args.log_level)
@@ -246,6 +263,9 @@ def add_cli(subparsers) -> None:
                    "instead of DATA_DIR")
     s.add_argument("--redis", metavar="HOST:PORT",
                    help="keep the untrusted slots in this Redis server instead of DATA_DIR")
+    s.add_argument("--shuffle", default="clos",
+                   help="the shuffle that builds each next epoch, kept with the store (registry oram.shuffle: "
+                   "clos, PRO-ORAM's; cache, one-pass K-oblivious; see 'veil list')")
     s.set_defaults(handler=cmd_init)
 
     s = sub.add_parser("serve", help="serve a store over HTTPS (until Ctrl-C or SIGTERM)")
