@@ -120,6 +120,31 @@ def _tamper(tmp_path, name, store, block):
         f.write(bytes([c[0] ^ 4]))
 
 
+def _timed_replies(server, store, seed: int, play_epoch) -> tuple[float, float, dict]:
+    """Plays epochs until 1,000 replies are timed: `play_epoch(read, order, rng, t, gap)` makes an
+    epoch's t requests (blocks from the shuffled `order`, `gap` seconds apart) and yields
+    (is the request a repeat, first-byte latency) for requests 1..t-1. The epoch's last request
+    is not kept: it also waits for the hand-over, either way. Returns (AUC, p, medians in us)."""
+    s = server(store)
+    t = json.loads(store.stats())["geometry"]["epoch_len"]
+    sess = Session(s)
+    rng = random.Random(seed)
+    lat = {True: [], False: []}
+    deadline = time.monotonic() + 150
+    while len(lat[True]) + len(lat[False]) < 1000 and time.monotonic() < deadline:
+        gap = epoch_start_gap(store)
+        order = list(range(256))
+        rng.shuffle(order)
+        for k, (repeat, first) in enumerate(play_epoch(sess.read, order, rng, t, gap), start=1):
+            if k < t - 1:
+                lat[repeat].append(first)
+    sess.c.close()
+    n = len(lat[True]) + len(lat[False])
+    assert n >= 1000, n
+    auc, p = mann_whitney(lat[True], lat[False])
+    return auc, p, {k: sorted(v)[len(v) // 2] * 1e6 for k, v in lat.items()}
+
+
 @pytest.mark.slow
 def test_tamper_repeat_first_byte_latency_is_at_chance_over_tls(server, make_store, tmp_path):
     """Each epoch the storage attacker corrupts block i's slot; the client reads i, then each of
@@ -128,32 +153,19 @@ def test_tamper_repeat_first_byte_latency_is_at_chance_over_tls(server, make_sto
     byte of every reply. Before, the error path skipped the block copies: AUC 0.375, p 6e-17 at
     1,500 requests."""
     store = make_store(n_blocks=256, block_size=B, name="big")
-    s = server(store)
-    t = json.loads(store.stats())["geometry"]["epoch_len"]
-    sess = Session(s)
-    read = sess.read
-    rng = random.Random(11)
-    lat = {True: [], False: []}
-    deadline = time.monotonic() + 150
-    while len(lat[True]) + len(lat[False]) < 1000 and time.monotonic() < deadline:
-        gap = epoch_start_gap(store)
-        order = list(range(256))
-        rng.shuffle(order)
+
+    def epoch(read, order, rng, t, gap):
         i, fresh = order[0], iter(order[1:])
         _tamper(tmp_path, "big", store, i)
         assert read(i)[1] == STATUS_INTEGRITY
-        for k in range(1, t):
+        for _ in range(1, t):
             time.sleep(gap)
             repeat = rng.random() < 0.5
             first, status = read(i if repeat else next(fresh))
             assert status == (STATUS_INTEGRITY if repeat else STATUS_OK)
-            if k < t - 1:  # the epoch's last request also waits for the hand-over, either way
-                lat[repeat].append(first)
-    sess.c.close()
-    n = len(lat[True]) + len(lat[False])
-    assert n >= 1000, n
-    auc, p = mann_whitney(lat[True], lat[False])
-    med = {k: sorted(v)[len(v) // 2] * 1e6 for k, v in lat.items()}
+            yield repeat, first
+
+    auc, p, med = _timed_replies(server, store, 11, epoch)
     # 0.06 is 3.3 standard errors of the AUC at 1,000 requests. Power, measured: with the two
     # copies of the repeat path left out again (some 20 us), AUC 0.450 and p 0.006 (caught only
     # just); the original gap gave AUC 0.375
@@ -166,23 +178,14 @@ def test_repeat_first_byte_latency_is_at_chance_over_tls(server, make_store):
     which) against first reads, 256 KB blocks over TLS, requests twice the clock's period apart:
     the attacker times the first byte. Every reply makes the same copies through the cache
     (`proram/reply.rs`); before, a repeat copied out of an entry written long ago where a first
-    read copied out of one written just now (issue 43: AUC 0.543, p 0.005 in one run)."""
+    read copied out of one written just now (AUC 0.543, p 0.005 in one run)."""
     store = make_store(n_blocks=256, block_size=B, name="big")
-    s = server(store)
-    t = json.loads(store.stats())["geometry"]["epoch_len"]
-    sess = Session(s)
-    read = sess.read
-    rng = random.Random(12)
-    lat = {True: [], False: []}
-    deadline = time.monotonic() + 150
-    while len(lat[True]) + len(lat[False]) < 1000 and time.monotonic() < deadline:
-        gap = epoch_start_gap(store)
-        order = list(range(256))
-        rng.shuffle(order)
+
+    def epoch(read, order, rng, t, gap):
         fresh = iter(order)
         seen = [next(fresh)]
         assert read(seen[0])[1] == STATUS_OK
-        for k in range(1, t):
+        for _ in range(1, t):
             time.sleep(gap)
             repeat = rng.random() < 0.5
             block = rng.choice(seen) if repeat else next(fresh)
@@ -190,12 +193,8 @@ def test_repeat_first_byte_latency_is_at_chance_over_tls(server, make_store):
                 seen.append(block)
             first, status = read(block)
             assert status == STATUS_OK
-            if k < t - 1:  # the epoch's last request also waits for the hand-over, either way
-                lat[repeat].append(first)
-    sess.c.close()
-    n = len(lat[True]) + len(lat[False])
-    assert n >= 1000, n
-    auc, p = mann_whitney(lat[True], lat[False])
-    med = {k: sorted(v)[len(v) // 2] * 1e6 for k, v in lat.items()}
+            yield repeat, first
+
+    auc, p, med = _timed_replies(server, store, 12, epoch)
     # as for the tamper case: 0.06 is 3.3 standard errors of the AUC at 1,000 requests
     assert p > 1e-3 and abs(auc - 0.5) < 0.06, (auc, p, med)
