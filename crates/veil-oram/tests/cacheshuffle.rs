@@ -74,14 +74,7 @@ fn access_slots(pattern: &str, epochs: u64, seed: u64) -> (Vec<u64>, u64, u64) {
     }
     st.log().set_enabled(true);
     st.log().drain();
-    for k in 0..epochs * t {
-        let id = match pattern {
-            "repeat" => 5,
-            "sequential" => k % n,
-            _ => rng.gen_range(0..n),
-        };
-        o.read(id).unwrap();
-    }
+    read_pattern(&o, pattern, epochs * t, n, &mut rng);
     assert!(o.stats().cache_shuffles > epochs / 2);
     let acc = st.log().drain().into_iter().filter(|x| x.actor == Actor::Access).map(|x| x.index).collect();
     (acc, t, o.geometry().slots())

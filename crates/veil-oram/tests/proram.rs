@@ -137,14 +137,7 @@ fn access_trace(pattern: &str, epochs: u64, seed: u64) -> (Vec<u64>, Vec<(Op, u3
     o.wait_shuffle();
     st.log().set_enabled(true);
     st.log().drain();
-    for k in 0..epochs * t {
-        let id = match pattern {
-            "repeat" => 5,
-            "sequential" => k % n,
-            _ => rng.gen_range(0..n),
-        };
-        o.read(id).unwrap();
-    }
+    read_pattern(&o, pattern, epochs * t, n, &mut rng);
     o.wait_shuffle();
     let log = st.log().drain();
     let acc = log.iter().filter(|x| x.actor == Actor::Access).map(|x| x.index).collect();

@@ -56,3 +56,17 @@ pub fn homogeneity_p(a: &[u64], b: &[u64]) -> f64 {
     }
     chi2_sf(x, (k - 1.0).max(1.0))
 }
+
+/// `count` requests of a named pattern over blocks 0..n: "repeat" (block 5 again and again),
+/// "sequential" (0, 1, ..., n - 1, 0, ...) or anything else for uniform draws from `rng` (the
+/// patterns the view tests set against each other).
+pub fn read_pattern(o: &ProOram, pattern: &str, count: u64, n: u64, rng: &mut impl rand::Rng) {
+    for k in 0..count {
+        let id = match pattern {
+            "repeat" => 5,
+            "sequential" => k % n,
+            _ => rng.gen_range(0..n),
+        };
+        o.read(id).unwrap();
+    }
+}
