@@ -297,8 +297,17 @@ def set_header_threads(path: Path, threads: int) -> None:
 
 
 def cache_dir() -> Path:
-    """Absolute: traced programs run with their input folder as working directory."""
-    return Path(os.environ.get("VEIL_TRACE_CACHE", ".veil/traces")).resolve()
+    """`$VEIL_TRACE_CACHE`, else the user's cache folder ($XDG_CACHE_HOME or ~/.cache, then
+    veil/traces): shared by every clone on the machine, so a second checkout (CI's fresh clone, a
+    worktree) does not trace the suite again. Sharing is safe because a trace's name covers
+    everything that makes its bytes (`cache_key`), and one process at a time prepares and traces
+    a workload (its lock file). Absolute: traced programs run with their input folder as working
+    directory."""
+    env = os.environ.get("VEIL_TRACE_CACHE")
+    if env:
+        return Path(env).resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(base) / "veil" / "traces").resolve()
 
 
 def cache_key(workload: str, size: str, threads: int, input_hash: str, geom: Geometry,
