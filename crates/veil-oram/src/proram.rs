@@ -245,7 +245,8 @@ struct Inner {
     shuffle_total: u64,
     /// The served epoch's count of epochs ended by requests (`SealedState::work`).
     work: u64,
-    /// Slots this epoch's requests read, in order (the cache shuffle's touched set).
+    /// Slots this epoch's requests asked storage for, in order, failed reads included (the
+    /// cache shuffle's touched set; the shuffle sorts and dedups it).
     touched: Vec<u64>,
     /// Ended epochs the cache shuffle may still read, oldest first.
     spent: std::collections::VecDeque<Spent>,
@@ -537,12 +538,14 @@ impl ProOram {
         let region = inner.epoch.region;
         let (key, ctx, plain) = (&inner.epoch.key, inner.epoch.ctx, &mut inner.slot);
         let mut opened = Ok(());
+        // Touched once asked for, before storage answers: a read it fails has still shown the
+        // slot, and the cache shuffle keeps only unseen slots' order (`cacheshuffle`).
+        inner.touched.push(p);
         self.storage.read_with(Actor::Access, region, p, &mut |slot| {
             opened = key.open_slot_into(slot_nonce(p, ctx), slot, plain, region, p);
             Ok(())
         })?;
         inner.used += 1;
-        inner.touched.push(p);
         if opened.is_ok() {
             // AES-GCM zeroes its output on a mismatch: the same pass here when it did not
             std::hint::black_box(&mut inner.balance[..]).fill(0);

@@ -162,3 +162,60 @@ fn every_outcome_makes_the_same_copies() {
     assert_eq!(o.inner.lock().unwrap().slab_used, 6);
     assert_eq!(o.stats().cached_blocks, 3);
 }
+
+/// Storage whose next access-component read fails once it has been asked for (the server saw
+/// which slot was wanted, then answered with an error: untrusted storage can do that at will).
+struct FailNextAccess {
+    inner: Arc<dyn Storage>,
+    armed: AtomicBool,
+}
+
+impl Storage for FailNextAccess {
+    fn slot_size(&self) -> usize {
+        self.inner.slot_size()
+    }
+    fn region_slots(&self, region: u32) -> u64 {
+        self.inner.region_slots(region)
+    }
+    fn read(&self, actor: Actor, region: u32, index: u64, buf: &mut [u8]) -> Result<()> {
+        if actor == Actor::Access && self.armed.swap(false, Ordering::SeqCst) {
+            return Err(OramError::Io("injected read failure".into()));
+        }
+        self.inner.read(actor, region, index, buf)
+    }
+    fn write(&self, actor: Actor, region: u32, index: u64, data: &[u8]) -> Result<()> {
+        self.inner.write(actor, region, index, data)
+    }
+    fn sync(&self) -> Result<()> {
+        self.inner.sync()
+    }
+    fn put_meta(&self, name: &str, value: &[u8]) -> Result<()> {
+        self.inner.put_meta(name, value)
+    }
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        self.inner.get_meta(name)
+    }
+    fn log(&self) -> &crate::storage::AccessLog {
+        self.inner.log()
+    }
+}
+
+/// The cache shuffle keeps the untouched blocks' order, which is safe only for slots the
+/// server never saw read. A read that storage failed after seeing its slot must count as
+/// touched: left out, that block's new slot would follow its old one's rank among the
+/// untouched (within K slots of it), linking its next request to this one.
+#[test]
+fn a_slot_whose_read_failed_counts_as_touched() {
+    let (n, bs) = (64u64, 32usize);
+    let mem: Arc<dyn Storage> =
+        Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
+    let st = Arc::new(FailNextAccess { inner: mem, armed: AtomicBool::new(false) });
+    let cfg = ProOramConfig { shuffle: ShuffleKind::Cache, ..unpaced(bs, 6) };
+    let o = ProOram::create(st.clone(), BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
+    o.read(1).unwrap();
+    let (_, slot) = o.debug_slot_of(2);
+    st.armed.store(true, Ordering::SeqCst);
+    assert!(o.read(2).is_err());
+    let g = o.inner.lock().unwrap();
+    assert!(g.touched.contains(&slot), "slot {slot} was asked for but is not in the touched set {:?}", g.touched);
+}
