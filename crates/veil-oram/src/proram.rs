@@ -539,8 +539,14 @@ impl ProOram {
         let (key, ctx, plain) = (&inner.epoch.key, inner.epoch.ctx, &mut inner.slot);
         let mut opened = Ok(());
         // Touched once asked for, before storage answers: a read it fails has still shown the
-        // slot, and the cache shuffle keeps only unseen slots' order (`cacheshuffle`).
+        // slot, and the cache shuffle keeps only unseen slots' order (`cacheshuffle`). Failed
+        // reads do not end the epoch, so retries through an outage are folded in as they come
+        // (a public count decides when), keeping the list within the distinct slots plus 4T.
         inner.touched.push(p);
+        if inner.touched.len() > 4 * t as usize + 64 {
+            inner.touched.sort_unstable();
+            inner.touched.dedup();
+        }
         self.storage.read_with(Actor::Access, region, p, &mut |slot| {
             opened = key.open_slot_into(slot_nonce(p, ctx), slot, plain, region, p);
             Ok(())
