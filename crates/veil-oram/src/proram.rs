@@ -527,12 +527,10 @@ impl ProOram {
             None
         };
         let cached = g.cache.contains_key(&id);
-        let item = if cached {
-            g.dummies_used += 1;
-            n + g.dummies_used - 1
-        } else {
-            id
-        };
+        // A repeat reads the next unused dummy, which counts as used only once storage has
+        // answered: a failed read is retried at the same slot, a repeat's as a first read's
+        // (taking the next one told them apart, and D failures ran the index past the store).
+        let item = if cached { n + g.dummies_used } else { id };
         let inner = &mut *g;
         let p = inner.epoch.pos[item as usize] as u64;
         let region = inner.epoch.region;
@@ -552,6 +550,7 @@ impl ProOram {
             Ok(())
         })?;
         inner.used += 1;
+        inner.dummies_used += u64::from(cached);
         if opened.is_ok() {
             // AES-GCM zeroes its output on a mismatch: the same pass here when it did not
             std::hint::black_box(&mut inner.balance[..]).fill(0);

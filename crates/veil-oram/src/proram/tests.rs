@@ -168,6 +168,8 @@ fn every_outcome_makes_the_same_copies() {
 struct FailNextAccess {
     inner: Arc<dyn Storage>,
     armed: AtomicBool,
+    /// Slots the access component asked for, failed or not.
+    asked: std::sync::Mutex<Vec<u64>>,
 }
 
 impl Storage for FailNextAccess {
@@ -178,6 +180,9 @@ impl Storage for FailNextAccess {
         self.inner.region_slots(region)
     }
     fn read(&self, actor: Actor, region: u32, index: u64, buf: &mut [u8]) -> Result<()> {
+        if actor == Actor::Access {
+            self.asked.lock().unwrap().push(index);
+        }
         if actor == Actor::Access && self.armed.swap(false, Ordering::SeqCst) {
             return Err(OramError::Io("injected read failure".into()));
         }
@@ -209,7 +214,7 @@ fn a_slot_whose_read_failed_counts_as_touched() {
     let (n, bs) = (64u64, 32usize);
     let mem: Arc<dyn Storage> =
         Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
-    let st = Arc::new(FailNextAccess { inner: mem, armed: AtomicBool::new(false) });
+    let st = Arc::new(FailNextAccess { inner: mem, armed: AtomicBool::new(false), asked: Default::default() });
     let cfg = ProOramConfig { shuffle: ShuffleKind::Cache, ..unpaced(bs, 6) };
     let o = ProOram::create(st.clone(), BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
     o.read(1).unwrap();
@@ -228,4 +233,31 @@ fn a_slot_whose_read_failed_counts_as_touched() {
     let t = o.geometry().epoch_len as usize;
     let g = o.inner.lock().unwrap();
     assert!(g.touched.len() <= 4 * t + 65 && g.touched.contains(&slot), "{} entries", g.touched.len());
+}
+
+
+/// A repeat whose dummy read storage fails takes the same dummy again when retried, as a first
+/// read retries its block's slot. It used to take the next dummy each time: the retries told a
+/// repeat from a first read (another slot, or the same), and after D failed repeats the dummy
+/// index ran past the store (index out of bounds under the engine's lock, which every later
+/// request then found poisoned: wedged for good).
+#[test]
+fn failed_repeats_retry_their_dummy_and_never_wedge() {
+    let (n, bs) = (64u64, 32usize);
+    let mem: Arc<dyn Storage> =
+        Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
+    let st = Arc::new(FailNextAccess { inner: mem, armed: AtomicBool::new(false), asked: Default::default() });
+    let o = ProOram::create(st.clone(), BlockKey::from_bytes([7; 16]), n, unpaced(bs, 6), &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
+    o.read(1).unwrap();
+    let dummies = o.geometry().slots() - n;
+    st.asked.lock().unwrap().clear();
+    for _ in 0..2 * dummies {
+        st.armed.store(true, Ordering::SeqCst);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| o.read(1)));
+        assert!(matches!(r, Ok(Err(OramError::Io(_)))), "a failed repeat must fail cleanly");
+    }
+    let asked = st.asked.lock().unwrap().clone();
+    assert!(asked.windows(2).all(|w| w[0] == w[1]), "retries of one repeat asked for {asked:?}");
+    assert_eq!(o.read(1).unwrap(), vec![1u8; bs]);
+    assert_eq!(o.read(3).unwrap(), vec![3u8; bs]);
 }
