@@ -527,19 +527,16 @@ impl ProOram {
             None
         };
         let cached = g.cache.contains_key(&id);
-        // A repeat reads the next unused dummy, which counts as used only once storage has
-        // answered: a failed read is retried at the same slot, a repeat's as a first read's
-        // (taking the next one told them apart, and D failures ran the index past the store).
+        // The next dummy counts as used once storage has answered: a failed repeat retries its
+        // slot as a first read does (and D failures no longer run the index past the store).
         let item = if cached { n + g.dummies_used } else { id };
         let inner = &mut *g;
         let p = inner.epoch.pos[item as usize] as u64;
         let region = inner.epoch.region;
         let (key, ctx, plain) = (&inner.epoch.key, inner.epoch.ctx, &mut inner.slot);
         let mut opened = Ok(());
-        // Touched once asked for, before storage answers: a read it fails has still shown the
-        // slot, and the cache shuffle keeps only unseen slots' order (`cacheshuffle`). Failed
-        // reads do not end the epoch, so retries through an outage are folded in as they come
-        // (a public count decides when), keeping the list within the distinct slots plus 4T.
+        // Touched once asked for: a failed read has shown its slot too (`cacheshuffle`). Folded
+        // at a public count, so retries through an outage keep it within distinct slots + 4T.
         inner.touched.push(p);
         if inner.touched.len() > 4 * t as usize + 64 {
             inner.touched.sort_unstable();
