@@ -205,6 +205,16 @@ impl Storage for FailNextAccess {
     }
 }
 
+/// A store of `n` blocks of `bs` bytes (block i filled with i) over `FailNextAccess`.
+fn failing_store(n: u64, bs: usize, shuffle: ShuffleKind) -> (ProOram, Arc<FailNextAccess>) {
+    let mem: Arc<dyn Storage> =
+        Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
+    let st = Arc::new(FailNextAccess { inner: mem, armed: AtomicBool::new(false), asked: Default::default() });
+    let cfg = ProOramConfig { shuffle, ..unpaced(bs, 6) };
+    let o = ProOram::create(st.clone(), BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
+    (o, st)
+}
+
 /// The cache shuffle keeps the untouched blocks' order, which is safe only for slots the
 /// server never saw read. A read that storage failed after seeing its slot must count as
 /// touched: left out, that block's new slot would follow its old one's rank among the
@@ -212,11 +222,7 @@ impl Storage for FailNextAccess {
 #[test]
 fn a_slot_whose_read_failed_counts_as_touched() {
     let (n, bs) = (64u64, 32usize);
-    let mem: Arc<dyn Storage> =
-        Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
-    let st = Arc::new(FailNextAccess { inner: mem, armed: AtomicBool::new(false), asked: Default::default() });
-    let cfg = ProOramConfig { shuffle: ShuffleKind::Cache, ..unpaced(bs, 6) };
-    let o = ProOram::create(st.clone(), BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
+    let (o, st) = failing_store(n, bs, ShuffleKind::Cache);
     o.read(1).unwrap();
     let (_, slot) = o.debug_slot_of(2);
     st.armed.store(true, Ordering::SeqCst);
@@ -244,10 +250,7 @@ fn a_slot_whose_read_failed_counts_as_touched() {
 #[test]
 fn failed_repeats_retry_their_dummy_and_never_wedge() {
     let (n, bs) = (64u64, 32usize);
-    let mem: Arc<dyn Storage> =
-        Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
-    let st = Arc::new(FailNextAccess { inner: mem, armed: AtomicBool::new(false), asked: Default::default() });
-    let o = ProOram::create(st.clone(), BlockKey::from_bytes([7; 16]), n, unpaced(bs, 6), &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
+    let (o, st) = failing_store(n, bs, ShuffleKind::Clos);
     o.read(1).unwrap();
     let dummies = o.geometry().slots() - n;
     st.asked.lock().unwrap().clear();
