@@ -245,7 +245,8 @@ struct Inner {
     shuffle_total: u64,
     /// The served epoch's count of epochs ended by requests (`SealedState::work`).
     work: u64,
-    /// Slots this epoch's requests read, in order (the cache shuffle's touched set).
+    /// Slots this epoch's requests asked storage for, in order, failed reads included (the
+    /// cache shuffle's touched set; the shuffle sorts and dedups it).
     touched: Vec<u64>,
     /// Ended epochs the cache shuffle may still read, oldest first.
     spent: std::collections::VecDeque<Spent>,
@@ -526,23 +527,27 @@ impl ProOram {
             None
         };
         let cached = g.cache.contains_key(&id);
-        let item = if cached {
-            g.dummies_used += 1;
-            n + g.dummies_used - 1
-        } else {
-            id
-        };
+        // The next dummy counts as used once storage has answered: a failed repeat retries its
+        // slot as a first read does (and D failures no longer run the index past the store).
+        let item = if cached { n + g.dummies_used } else { id };
         let inner = &mut *g;
         let p = inner.epoch.pos[item as usize] as u64;
         let region = inner.epoch.region;
         let (key, ctx, plain) = (&inner.epoch.key, inner.epoch.ctx, &mut inner.slot);
         let mut opened = Ok(());
+        // Touched once asked for: a failed read has shown its slot too (`cacheshuffle`). Folded
+        // at a public count, so retries through an outage keep it within distinct slots + 4T.
+        inner.touched.push(p);
+        if inner.touched.len() > 4 * t as usize + 64 {
+            inner.touched.sort_unstable();
+            inner.touched.dedup();
+        }
         self.storage.read_with(Actor::Access, region, p, &mut |slot| {
             opened = key.open_slot_into(slot_nonce(p, ctx), slot, plain, region, p);
             Ok(())
         })?;
         inner.used += 1;
-        inner.touched.push(p);
+        inner.dummies_used += u64::from(cached);
         if opened.is_ok() {
             // AES-GCM zeroes its output on a mismatch: the same pass here when it did not
             std::hint::black_box(&mut inner.balance[..]).fill(0);

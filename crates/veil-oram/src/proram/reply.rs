@@ -55,16 +55,45 @@ fn evict(buf: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_clflush, _mm_mfence};
-        // SAFETY: clflush is SSE2, part of x86-64; every address flushed lies inside `buf`.
+        // SAFETY: clflush is SSE2, part of x86-64; each address flushed lies inside `buf` (one
+        // per cache line it overlaps: `line_starts`).
         unsafe {
-            let mut i = 0;
-            while i < buf.len() {
-                _mm_clflush(buf.as_ptr().add(i));
-                i += 64;
+            for off in line_starts(buf.as_ptr() as usize, buf.len()) {
+                _mm_clflush(buf.as_ptr().add(off));
             }
             _mm_mfence();
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = buf;
+}
+
+const LINE: usize = 64;
+
+/// Offsets into a buffer at address `addr` of `len` bytes, one in each 64-byte cache line it
+/// overlaps. Stepping 64 bytes from the buffer's start missed the last line of a buffer that
+/// does not start on a line (a heap block's usual 16-byte offset): it stayed cached.
+fn line_starts(addr: usize, len: usize) -> impl Iterator<Item = usize> {
+    let first = addr & !(LINE - 1);
+    let end = addr + len;
+    (first..end).step_by(LINE).map(move |l| l.max(addr) - addr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every cache line a buffer overlaps is flushed once, at an address inside the buffer.
+    #[test]
+    fn every_line_of_a_buffer_is_flushed() {
+        for addr in [4096usize, 4096 + 16, 4096 + 63] {
+            for len in [1usize, 16, 48, 64, 65, 4096, 4096 + 17] {
+                let offs: Vec<usize> = line_starts(addr, len).collect();
+                let lines: Vec<usize> = offs.iter().map(|o| (addr + o) / LINE).collect();
+                let want: Vec<usize> = (addr / LINE..=(addr + len - 1) / LINE).collect();
+                assert_eq!(lines, want, "addr {addr} len {len}");
+                assert!(offs.iter().all(|&o| o < len), "addr {addr} len {len}: {offs:?}");
+            }
+        }
+    }
 }

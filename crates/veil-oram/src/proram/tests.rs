@@ -146,6 +146,9 @@ fn every_outcome_makes_the_same_copies() {
     st.flip_bit(region, slot, 5).unwrap();
     let mut seen = Vec::new();
     for (id, ok) in [(3u64, true), (3, true), (9, false), (9, false), (4, true), (3, true)] {
+        // cleared first: `steps` is only ever set to the same five steps, so an outcome whose
+        // path skipped `copy_reply` would otherwise show the previous request's steps and pass
+        o.inner.lock().unwrap().steps = Default::default();
         let mut out = vec![0xAAu8; bs];
         let r = o.read_into(id, &mut out);
         assert_eq!(r.is_ok(), ok, "block {id}");
@@ -158,4 +161,106 @@ fn every_outcome_makes_the_same_copies() {
     // each request took one fresh cache entry, repeats and failures too
     assert_eq!(o.inner.lock().unwrap().slab_used, 6);
     assert_eq!(o.stats().cached_blocks, 3);
+}
+
+/// Storage whose next access-component read fails once it has been asked for (the server saw
+/// which slot was wanted, then answered with an error: untrusted storage can do that at will).
+struct FailNextAccess {
+    inner: Arc<dyn Storage>,
+    armed: AtomicBool,
+    /// Slots the access component asked for, failed or not.
+    asked: std::sync::Mutex<Vec<u64>>,
+}
+
+impl Storage for FailNextAccess {
+    fn slot_size(&self) -> usize {
+        self.inner.slot_size()
+    }
+    fn region_slots(&self, region: u32) -> u64 {
+        self.inner.region_slots(region)
+    }
+    fn read(&self, actor: Actor, region: u32, index: u64, buf: &mut [u8]) -> Result<()> {
+        if actor == Actor::Access {
+            self.asked.lock().unwrap().push(index);
+        }
+        if actor == Actor::Access && self.armed.swap(false, Ordering::SeqCst) {
+            return Err(OramError::Io("injected read failure".into()));
+        }
+        self.inner.read(actor, region, index, buf)
+    }
+    fn write(&self, actor: Actor, region: u32, index: u64, data: &[u8]) -> Result<()> {
+        self.inner.write(actor, region, index, data)
+    }
+    fn sync(&self) -> Result<()> {
+        self.inner.sync()
+    }
+    fn put_meta(&self, name: &str, value: &[u8]) -> Result<()> {
+        self.inner.put_meta(name, value)
+    }
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        self.inner.get_meta(name)
+    }
+    fn log(&self) -> &crate::storage::AccessLog {
+        self.inner.log()
+    }
+}
+
+/// A store of `n` blocks of `bs` bytes (block i filled with i) over `FailNextAccess`.
+fn failing_store(n: u64, bs: usize, shuffle: ShuffleKind) -> (ProOram, Arc<FailNextAccess>) {
+    let mem: Arc<dyn Storage> =
+        Arc::new(crate::storage::MemoryStorage::new(bs + TAG_LEN, &region_slots(n, DEFAULT_RUN_AHEAD).unwrap()));
+    let st = Arc::new(FailNextAccess { inner: mem, armed: AtomicBool::new(false), asked: Default::default() });
+    let cfg = ProOramConfig { shuffle, ..unpaced(bs, 6) };
+    let o = ProOram::create(st.clone(), BlockKey::from_bytes([7; 16]), n, cfg, &|i, b: &mut [u8]| b.fill(i as u8)).unwrap();
+    (o, st)
+}
+
+/// The cache shuffle keeps the untouched blocks' order, which is safe only for slots the
+/// server never saw read. A read that storage failed after seeing its slot must count as
+/// touched: left out, that block's new slot would follow its old one's rank among the
+/// untouched (within K slots of it), linking its next request to this one.
+#[test]
+fn a_slot_whose_read_failed_counts_as_touched() {
+    let (n, bs) = (64u64, 32usize);
+    let (o, st) = failing_store(n, bs, ShuffleKind::Cache);
+    o.read(1).unwrap();
+    let (_, slot) = o.debug_slot_of(2);
+    st.armed.store(true, Ordering::SeqCst);
+    assert!(o.read(2).is_err());
+    {
+        let g = o.inner.lock().unwrap();
+        assert!(g.touched.contains(&slot), "slot {slot} was asked for but is not in the touched set {:?}", g.touched);
+    }
+    // an outage: the same request failing again and again does not grow the set without bound
+    for _ in 0..10_000 {
+        st.armed.store(true, Ordering::SeqCst);
+        assert!(o.read(2).is_err());
+    }
+    let t = o.geometry().epoch_len as usize;
+    let g = o.inner.lock().unwrap();
+    assert!(g.touched.len() <= 4 * t + 65 && g.touched.contains(&slot), "{} entries", g.touched.len());
+}
+
+
+/// A repeat whose dummy read storage fails takes the same dummy again when retried, as a first
+/// read retries its block's slot. It used to take the next dummy each time: the retries told a
+/// repeat from a first read (another slot, or the same), and after D failed repeats the dummy
+/// index ran past the store (index out of bounds under the engine's lock, which every later
+/// request then found poisoned: wedged for good).
+#[test]
+fn failed_repeats_retry_their_dummy_and_never_wedge() {
+    let (n, bs) = (64u64, 32usize);
+    let (o, st) = failing_store(n, bs, ShuffleKind::Clos);
+    o.read(1).unwrap();
+    let dummies = o.geometry().slots() - n;
+    st.asked.lock().unwrap().clear();
+    for _ in 0..2 * dummies {
+        st.armed.store(true, Ordering::SeqCst);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| o.read(1)));
+        assert!(matches!(r, Ok(Err(OramError::Io(_)))), "a failed repeat must fail cleanly");
+    }
+    let asked = st.asked.lock().unwrap().clone();
+    assert!(asked.windows(2).all(|w| w[0] == w[1]), "retries of one repeat asked for {asked:?}");
+    assert_eq!(o.read(1).unwrap(), vec![1u8; bs]);
+    assert_eq!(o.read(3).unwrap(), vec![3u8; bs]);
 }

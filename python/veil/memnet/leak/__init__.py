@@ -209,7 +209,8 @@ def plant_windows(w: Windows, effect: float, cpu_nodes: list[int], module_nodes:
                   rng: np.random.Generator) -> Windows:
     """`w` with a fraction `effect` of each CPU's packets redirected to the first quarter of the
     modules (their next destinations, in the cycle windows and in the count blocks; the channels
-    they would cross are not re-routed)."""
+    they would cross are not re-routed). The reply profile is kept as it was: without it the
+    REPLY family of a planted run read "not recorded" (p = 1)."""
     from .verdict import plant_cpu_pairs
 
     pairs = w.pairs.reshape(len(w), nodes, nodes).copy()
@@ -218,7 +219,7 @@ def plant_windows(w: Windows, effect: float, cpu_nodes: list[int], module_nodes:
         pairs[:, c, :] = power.plant_redirect(pairs[:, c, :], effect, targets, rng)
     dest = None if w.dest_seq is None else plant_cpu_pairs(w.dest_seq, effect, targets, rng)
     return Windows(channels=w.channels, pairs=pairs.reshape(len(w), nodes * nodes), per_source=w.per_source,
-                   scalars=w.scalars, dest_seq=dest, chan_seq=w.chan_seq)
+                   scalars=w.scalars, dest_seq=dest, chan_seq=w.chan_seq, replies=w.replies)
 
 
 def pair_seed(seed: int, i: int, side: int) -> int:

@@ -86,6 +86,8 @@ def _save_pool(path: Path, runs: list, meta: Meta, cpu_s: float) -> None:
         arrays.update({f"{i}/channels": w.channels, f"{i}/pairs": w.pairs, f"{i}/per_source": w.per_source})
         if w.dest_seq is not None:
             arrays.update({f"{i}/dest_seq": w.dest_seq, f"{i}/chan_seq": w.chan_seq})
+        if w.replies is not None:  # read back, or the REPLY family reads "not recorded" (p = 1)
+            arrays[f"{i}/replies"] = w.replies
         arrays.update({f"{i}/s/{k}": v for k, v in w.scalars.items()})
     tmp = path.with_suffix(".tmp.npz")
     np.savez_compressed(tmp, **arrays)
@@ -100,7 +102,7 @@ def _load_pool(path: Path):
     runs = []
     for i in range(int(z["n"])):
         sc = {k.split("/")[-1]: z[k] for k in z.files if k.startswith(f"{i}/s/")}
-        seq = {k: z[f"{i}/{k}"] for k in ("dest_seq", "chan_seq") if f"{i}/{k}" in z.files}
+        seq = {k: z[f"{i}/{k}"] for k in ("dest_seq", "chan_seq", "replies") if f"{i}/{k}" in z.files}
         runs.append(Windows(channels=z[f"{i}/channels"], pairs=z[f"{i}/pairs"], per_source=z[f"{i}/per_source"],
                             scalars=sc, **seq))
     return runs, meta, float(z["cpu_s"])
