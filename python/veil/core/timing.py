@@ -11,6 +11,12 @@ back from the store costs its record's `elapsed_s`, the wall time it took when i
 (so a projection can also be made from a re-run that reads every point back, less exactly where
 that run was loaded). `timing.json` in the report folder keeps the batches; `veil bench reproduce` prints
 the projection from it.
+
+Limits of CPU time as a point's cost: a point that waits rather than computes (PRO-ORAM's paced
+requests sleep until each is due: 1.08 CPU-s in a 4.34 s point, measured under load) is
+understated, and a point that runs several threads (ORAM's shuffle, memnet with `threads`) is
+overstated as a share of one worker. The oram and he reproducers ask for their points one at a
+time, so a cluster does not shorten them either way.
 """
 
 from __future__ import annotations

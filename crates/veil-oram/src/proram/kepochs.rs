@@ -57,7 +57,10 @@ impl ProOram {
         let key = Arc::new(BlockKey::random(&mut g.rng));
         let (base, base_region) = g.ready.back().map_or((g.epoch.number, g.epoch.region), |r| (r.number, r.region));
         let next = Epoch { number: base + 1, region: (base_region + 1) % self.epoch_regions, ctx: EPOCH_CTX, key: key.clone(), pos };
-        debug_assert!(g.spent.iter().all(|s| s.epoch.region != next.region) && g.epoch.region != next.region);
+        // Checked in release builds too (the tests run --release): writing into a source or the
+        // served region would corrupt a copy, and stopping is better than serving from it.
+        assert!(g.spent.iter().all(|s| s.epoch.region != next.region) && g.epoch.region != next.region,
+                "cache shuffle: region {} is a source or the served copy", next.region);
         let job = KJob {
             src: (src.epoch.region, src.epoch.ctx, src.epoch.key.clone()),
             touched,

@@ -177,8 +177,10 @@ def analyse_runs(runs_a: list[Run], runs_b: list[Run], *, alpha: float = 1e-3, p
                       else f["detectable"]["power"])
         f["statement"] = statement(f, power_target)
     return {"families": out, "alpha": alpha, "repeats": len(runs_a), "power_target": power_target,
-            "windows_a": int(sum(len(next(iter(r.features.values()))) for r in runs_a)),
-            "windows_b": int(sum(len(next(iter(r.features.values()))) for r in runs_b)),
+            # rows of each run's first feature family: windows of time for most observers, blocks
+            # of packets cut by count for memnet's channels (so not "windows")
+            "rows_a": int(sum(len(next(iter(r.features.values()))) for r in runs_a)),
+            "rows_b": int(sum(len(next(iter(r.features.values()))) for r in runs_b)),
             "cost_a": _mean_cost(runs_a), "cost_b": _mean_cost(runs_b)}
 
 
