@@ -111,3 +111,24 @@ def test_bad_input_is_one_line(trace, veil_cli):
     one_line_error(veil_cli("memnet", "leak", "--calibrate", trace, "--plants", "0"), "--plants")
     one_line_error(veil_cli("memnet", "leak", "--calibrate", trace, "--plants", "x"), "--plants")
     one_line_error(veil_cli("memnet", "leak", "--calibrate", trace, "--pairs", "5"), "needs at least 13")
+
+
+def test_a_cached_pool_is_served_only_to_the_same_trace_bytes_and_code(trace, tmp_path, monkeypatch):
+    """The pool cache's name holds the trace's bytes and the code's fingerprint: a pool saved by
+    older code (which dropped the reply profiles) or from another trace of the same name is
+    simulated again, not read back."""
+    import veil.core.runner as runner
+
+    cache = tmp_path / "pools"
+    cache.mkdir()
+    acc.simulate_pool(trace, "minimal", 2, cache_dir=cache)
+    acc.simulate_pool(trace, "minimal", 2, cache_dir=cache)
+    assert len(list(cache.glob("*.npz"))) == 1
+    real = runner.veil_version
+    monkeypatch.setattr(runner, "veil_version", lambda: real() + "-edited")
+    acc.simulate_pool(trace, "minimal", 2, cache_dir=cache)
+    assert len(list(cache.glob("*.npz"))) == 2
+    monkeypatch.setattr(runner, "veil_version", real)
+    _native.memnet.memsys_write_synthetic_trace(trace, 150, 4, 6)  # same name, other bytes
+    acc.simulate_pool(trace, "minimal", 2, cache_dir=cache)
+    assert len(list(cache.glob("*.npz"))) == 3

@@ -108,6 +108,21 @@ def _load_pool(path: Path):
     return runs, meta, float(z["cpu_s"])
 
 
+def _pool_key(trace: str) -> str:
+    """Names what a cached pool depends on besides the name's fields: the trace's bytes and the
+    code (veil_version fingerprints the sources). A pool saved by older code (one that dropped
+    the reply profiles, say) or from another trace under the same name is simulated again."""
+    import hashlib
+
+    from veil.core.runner import veil_version
+
+    h = hashlib.sha256(veil_version().encode())
+    with open(trace, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:12]
+
+
 def simulate_pool(trace: str, algorithm: str, runs: int, window: int = WINDOW, cache_dir: str | Path | None = None):
     """`runs` same-secret runs (seeds 0, 2, ...): (windows per run, observation metadata, CPU s),
     kept in `cache_dir` (named by the trace, algorithm, runs and window) and read back from it."""
@@ -116,7 +131,7 @@ def simulate_pool(trace: str, algorithm: str, runs: int, window: int = WINDOW, c
 
     path = None
     if cache_dir:
-        path = Path(cache_dir) / f"{Path(trace).stem}-{algorithm}-{runs}-w{window}.npz"
+        path = Path(cache_dir) / f"{Path(trace).stem}-{algorithm}-{runs}-w{window}-{_pool_key(trace)}.npz"
         if path.exists():
             return _load_pool(path)
 
