@@ -101,3 +101,14 @@ def test_report_rows_without_a_check_are_named(toy, tmp_path):
         assert_shapes_covered("toy", refs)
     del refs["toy/fig/y_b"]
     assert_shapes_covered("toy", refs)
+
+
+def test_cli_names_the_systems_with_evaluators(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import CliResult, one_line_error
+
+    p = subprocess.run([sys.executable, "-m", "veil.core.rowcheck", "nosuch", "--store", str(tmp_path / "s.sqlite")],
+                       capture_output=True, text=True, timeout=120)
+    one_line_error(CliResult(p.returncode, p.stdout, p.stderr), "nosuch", "enclave", "memcrypt")

@@ -268,6 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     # `python -m` runs this file as __main__: the registry the systems fill is the imported module's
     from veil.core import rowcheck
 
+    if not rowcheck.load_checks(args.system):
+        from veil.core.registry import system_names
+
+        known = [n for n in system_names() if rowcheck.load_checks(n)]
+        print(f"rowcheck: no shape-row evaluators declared for {args.system!r} (systems with some: "
+              f"{', '.join(known)})", file=__import__("sys").stderr)
+        return 2
     with ResultStore(args.store or default_path()) as st:
         found = rowcheck.falsify(args.system, st, search=args.search, jobs=args.jobs, log=print)
     print(rowcheck.render(found))
