@@ -25,6 +25,23 @@ class CliResult:
 
 
 @pytest.fixture
+def toy():
+    """The toy system of `veil explain`'s and the row checks' known-answer tests (tests/explain_toy.py),
+    registered afresh and taken out again."""
+    import importlib
+
+    import explain_toy
+
+    importlib.reload(explain_toy)
+    explain_toy.CALLS.clear()
+    yield explain_toy
+    explain_toy.unregister()
+    from veil.core.rowcheck import CHECKS
+
+    CHECKS.pop("toy", None)
+
+
+@pytest.fixture
 def store_path(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "store" / "results.sqlite"
     monkeypatch.setenv("VEIL_STORE", str(path))

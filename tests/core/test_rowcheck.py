@@ -3,7 +3,6 @@ y = 100 x + 5 z (+30 at level b), x in [0.5, 2], z in [-1, 1]."""
 
 from __future__ import annotations
 
-import importlib
 
 import pytest
 
@@ -11,17 +10,6 @@ from conftest import assert_shapes_falsifiable
 from veil.core import Row, Shape
 from veil.core import rowcheck as RC
 from veil.core.store import ResultStore
-
-
-@pytest.fixture
-def toy():
-    import explain_toy
-
-    importlib.reload(explain_toy)
-    explain_toy.CALLS.clear()
-    yield explain_toy
-    explain_toy.unregister()
-    RC.CHECKS.pop("toy", None)
 
 
 @pytest.fixture
