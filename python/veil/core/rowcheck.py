@@ -89,7 +89,6 @@ class RowCheck:
     reduced: str                          # what is smaller than the report's run, and why it may be
     flips: tuple[tuple[str, Perturbation], ...] = ()   # (row key pattern, its falsifying perturbation)
     ablations: tuple[Ablation, ...] = ()  # further named ablations `search` tries
-    seconds: float = field(default=0.0, compare=False)
 
     def covers(self, key: str) -> bool:
         return any(fnmatch.fnmatchcase(key, p) for p in self.keys)
@@ -240,8 +239,10 @@ def render(findings: dict[str, Finding]) -> str:
     lines = []
     for k in sorted(findings):
         f = findings[k]
-        if f.nominal != "holds":
-            what = f"{f.nominal} at the nominal values (a finding as it stands)"
+        if f.nominal == "fails":
+            what = "fails at the nominal values (a finding as it stands)"
+        elif f.nominal != "holds":
+            what = f"{f.nominal} at the nominal values"
         elif f.flipped_by:
             what = f"holds ({_fmt(f.value)}); fails ({_fmt(f.flipped_value)}) under {f.flipped_by}"
         else:
