@@ -25,6 +25,23 @@ class CliResult:
 
 
 @pytest.fixture
+def toy():
+    """The toy system of `veil explain`'s and the row checks' known-answer tests (tests/explain_toy.py),
+    registered afresh and taken out again."""
+    import importlib
+
+    import explain_toy
+
+    importlib.reload(explain_toy)
+    explain_toy.CALLS.clear()
+    yield explain_toy
+    explain_toy.unregister()
+    from veil.core.rowcheck import CHECKS
+
+    CHECKS.pop("toy", None)
+
+
+@pytest.fixture
 def store_path(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "store" / "results.sqlite"
     monkeypatch.setenv("VEIL_STORE", str(path))
@@ -66,36 +83,61 @@ def assert_verdicts(refs: dict, expected: dict[str, str]) -> None:
     assert got == expected, got
 
 
-def assert_inverted_shapes_fail(system: str, store: Path, out: Path, expected: dict[str, str]) -> None:
-    """Re-runs a system's quick reproducer in this process with every shape predicate negated
-    (its points come back from the store) and shows that the shape checks of `expected` then
-    fail: they test the model's results, not a constant."""
-    import json
-
-    from veil.core.report import reproduce
-    from veil.core.rows import inverted_shapes
-    from veil.core.store import ResultStore
-
-    with ResultStore(store) as st, inverted_shapes():
-        sections, _ = reproduce([system], out, st, quick=True, jobs=1, log=lambda *_: None)
-    assert sections[0].error is None, sections[0].error
-    assert sections[0].computed == 0, "the inverted run should read every point from the store"
-    with pytest.raises(AssertionError):
-        assert_verdicts(json.loads((out / "references.json").read_text()), expected)
-
-
-def assert_shapes_falsifiable(system: str, store: Path) -> dict[str, str]:
+def assert_shapes_falsifiable(system: str, store: Path, refs: dict | None = None) -> dict[str, str]:
     """Every shape row of `system` that holds fails under some perturbation within the declared
-    ranges or a named ablation (veil.core.explain.falsify); a shape nothing plausible can make fail
-    must be marked self_check, so it is never counted as holding. Returns what falsified each."""
-    from veil.core.explain import falsify
+    ranges or a named ablation; a shape nothing plausible can make fail must be marked self_check,
+    so it is never counted as holding. Returns what falsified each.
+
+    Where the system declares per-row evaluators (`python/veil/<system>/rowchecks.py`,
+    veil.core.rowcheck) each runs at the nominal values and under its rows' declared perturbations,
+    at its reduced sizes: the rows must hold at the nominal values there (else the reduction
+    changed their truth) and fail under the perturbation. Otherwise the whole reproducer is
+    re-run at each end of each range (veil.core.explain.falsify: slow; toy systems only). With a
+    report's references.json (`refs`), each evaluated row's nominal value must be the report's."""
+    from veil.core.rowcheck import load_checks
     from veil.core.store import ResultStore
 
     with ResultStore(store) as st:
-        found = falsify(system, st)
-    unfalsified = sorted(k for k, v in found.items() if v is None)
+        if load_checks(system):
+            from veil.core.rowcheck import falsify, render
+
+            found = falsify(system, st)
+            if refs is not None:
+                import math
+
+                differ = {k: (f.value, refs[k]["value"]) for k, f in found.items() if k in refs and not (
+                    f.value == refs[k]["value"] or math.isclose(f.value, refs[k]["value"], rel_tol=1e-9))}
+                assert not differ, f"evaluators whose nominal value is not the report's: {differ}"
+                missing = sorted(k for k in found if k not in refs)
+                assert not missing, f"evaluated rows the report does not have (a key drifted): {missing}"
+            # a row with a declared flip must hold at the nominal values (else the evaluator's sizes
+            # changed its truth), unless the report itself has it failing (a finding)
+            declared = {k for k in found if any(c.flip_for(k) is not None for c in load_checks(system))}
+            not_holding = sorted(k for k in declared if found[k].nominal != "holds"
+                                 and (refs is None or refs.get(k, {}).get("verdict") == "holds"))
+            assert not not_holding, (f"rows that do not hold at the nominal values under their evaluator's "
+                                     f"reduced sizes: {not_holding}\n{render(found)}")
+            unfalsified = sorted(k for k, f in found.items() if f.nominal == "holds" and f.flipped_by is None)
+            assert not unfalsified, (f"shapes no declared perturbation makes fail (mark them self_check): "
+                                     f"{unfalsified}\n{render(found)}")
+            return {k: f.flipped_by for k, f in found.items() if f.flipped_by}
+        from veil.core.explain import falsify as falsify_by_reproducer
+
+        found_r = falsify_by_reproducer(system, st)
+    unfalsified = sorted(k for k, v in found_r.items() if v is None)
     assert not unfalsified, f"shapes no declared perturbation makes fail (mark them self_check): {unfalsified}"
-    return found
+    return found_r
+
+
+def assert_shapes_covered(system: str, refs: dict) -> None:
+    """Every shape row of `system` in a report's references.json that holds has a per-row
+    evaluator (veil.core.rowcheck) to show it can fail; a row that cannot is a self-check."""
+    from veil.core.rowcheck import load_checks
+
+    checks = load_checks(system)
+    bare = sorted(k for k, r in refs.items() if k.startswith(f"{system}/") and r.get("shape")
+                  and r["verdict"] == "holds" and not any(c.covers(k) for c in checks))
+    assert not bare, f"holding shape rows with no row check (declare one, or mark them self_check): {bare}"
 
 
 class Relay:

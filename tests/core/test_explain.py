@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import pytest
@@ -11,16 +10,6 @@ from conftest import assert_shapes_falsifiable, one_line_error
 from veil.core.errors import ConfigError
 from veil.core.provenance import PROVENANCE, register_assumption
 from veil.core.store import ResultStore
-
-
-@pytest.fixture
-def toy():
-    import explain_toy
-
-    importlib.reload(explain_toy)
-    explain_toy.CALLS.clear()
-    yield explain_toy
-    explain_toy.unregister()
 
 
 @pytest.fixture

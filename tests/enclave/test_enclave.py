@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_inverted_shapes_fail, assert_verdicts, one_line_error, write
+from conftest import assert_shapes_covered, assert_verdicts, one_line_error, write
 from veil.core import ConfigError
 from veil.core.config import validate
 from veil.core.runner import compute
@@ -135,9 +135,10 @@ def test_reproducer_writes_the_results_keys(veil_cli, tmp_path, store_path):
         g = refs[f"enclave/{p}/exl_64w_over_32w"]
         assert g["verdict"] == ("holds" if g["value"] < 1 else "fails"), "a missed decrease is reported"
     assert {c["name"] for c in refs["enclave/sev/exl_slowdown_64w"]["provenance"]} >= {"enclave.work_scale"}
-    # the shapes the model reproduces, and the same checks against negated predicates
+    # the shapes the model reproduces; every one that holds has a per-row evaluator that shows a
+    # perturbation under which it fails (tests/enclave/test_enclave_shapes.py runs them)
     expected = {f"enclave/{p}/sse_hp_64w_over_32w": "holds" for p in ("sgx", "sev")}
     assert_verdicts(refs, expected)
-    assert_inverted_shapes_fail("enclave", store_path, tmp_path / "rep2", expected)
+    assert_shapes_covered("enclave", refs)
     figs = {f.name for f in (tmp_path / "rep" / "figures").iterdir()}
     assert {"enclave_fig2_throughput.png", "enclave_fig3_breakdown.png", "enclave_beyond_sweeps.png"} <= figs
