@@ -72,6 +72,16 @@ impl BitmapCache {
         }
     }
 
+    /// Drops `page` without writing it back (its contents are known without it).
+    pub fn invalidate(&mut self, page: u64) {
+        if let Some(i) = self.find(page) {
+            self.tags[i] = EMPTY;
+            self.dirty[i] = false;
+            self.prefetched[i] = false;
+            self.stamp[i] = 0;
+        }
+    }
+
     /// Allocates `page` (not present), usable from `ready`, replacing the set's least recently
     /// used entry; returns the victim's page when it was dirty (it must be written back).
     /// Prefetched lines enter at the MRU position like demand lines (the simplest design).
