@@ -72,14 +72,15 @@ impl BitmapCache {
         }
     }
 
-    /// Drops `page` without writing it back (its contents are known without it).
-    pub fn invalidate(&mut self, page: u64) {
-        if let Some(i) = self.find(page) {
-            self.tags[i] = EMPTY;
-            self.dirty[i] = false;
-            self.prefetched[i] = false;
-            self.stamp[i] = 0;
-        }
+    /// Drops `page` without writing it back; returns whether it was dirty.
+    pub fn invalidate(&mut self, page: u64) -> bool {
+        let Some(i) = self.find(page) else {
+            return false;
+        };
+        self.tags[i] = EMPTY;
+        self.prefetched[i] = false;
+        self.stamp[i] = 0;
+        std::mem::take(&mut self.dirty[i])
     }
 
     /// Allocates `page` (not present), usable from `ready`, replacing the set's least recently

@@ -27,6 +27,10 @@ pub struct Config {
     /// (beyond the paper: a page whose recent fills hold no frequent values stops re-ordering
     /// and fetching its bitmap line, and resumes when they return; sim/adaptive.rs).
     pub reorder_policy: String,
+    /// Adaptive: which fills count for re-ordering: "unpaired" (a fill with frequent words the
+    /// natural order leaves unpaired: what re-ordering can gain) or "frequent" (a fill with at
+    /// least two frequent words).
+    pub adaptive_signal: String,
     /// Adaptive: the fills of a page its decision looks back over (1..32).
     pub adaptive_window: u32,
     /// Adaptive: a re-ordering page stops once its last `adaptive_window` fills (since its last
@@ -164,6 +168,7 @@ impl Default for Config {
             mac_speculation: true,
             reorder: true,
             reorder_policy: "always".into(),
+            adaptive_signal: "unpaired".into(),
             adaptive_window: 8,
             adaptive_off_max: 0,
             adaptive_on_min: 2,
@@ -302,6 +307,12 @@ impl Config {
         crate::engines::Arbitration::parse(&self.arbitration)?;
         BitmapFetch::parse(&self.bitmap_fetch)?;
         ReorderPolicy::parse(&self.reorder_policy)?;
+        if self.adaptive_signal != "unpaired" && self.adaptive_signal != "frequent" {
+            return Err(Error::config(format!(
+                "adaptive_signal: unknown signal '{}' (known: unpaired, frequent)",
+                self.adaptive_signal
+            )));
+        }
         if self.adaptive_window == 0 || self.adaptive_window > 32 {
             return Err(Error::config(format!("adaptive_window: must be 1..32 fills, got {}", self.adaptive_window)));
         }

@@ -1,25 +1,28 @@
 //! Adaptive re-ordering (`reorder_policy = "adaptive"`, beyond the paper). Re-ordering pays a
 //! bitmap line per page the bitmap cache does not hold; on a page whose words are not frequent
-//! it buys nothing (every stored bitmap is zero, the natural order), so the bitmap line's fetch
-//! is pure traffic. Each page has a mode: *re-ordering* (the paper's scheme: lines written
+//! it buys nothing (every stored bitmap is zero, the natural order), nor on one whose frequent
+//! words already pair in place (runs of zeros), so the bitmap line's fetch is pure traffic. Each page has a mode: *re-ordering* (the paper's scheme: lines written
 //! re-ordered, fills wait for the page's bitmap) or *natural* (lines written in their own
 //! order, no bitmap line read or written, speculation on the natural pairs as the machine
 //! without re-ordering does).
 //!
-//! - A page's first access (fill or writeback) sets its mode: re-ordering if that line holds
-//!   frequent values, natural otherwise. This extends the model's loader rule (a line never
+//! - A page's first access (fill or writeback) sets its mode: re-ordering if that line counts
+//!   (below), natural otherwise. This extends the model's loader rule (a line never
 //!   written back was laid down by the loader with the FVT of its first fetch): the loader lays
 //!   a page out by its content, and the mode bit travels with the page's translation.
-//! - A fill *holds frequent values* when at least two of its words are in the FVT (before the
-//!   FVT trains on it): the fewest a frequent pair needs.
+//! - A fill *counts* for re-ordering (`adaptive_signal`): "unpaired" (default) when re-ordering
+//!   would pair more of its frequent words (in the FVT before it trains on the line) than their
+//!   natural order does, what re-ordering can gain; "frequent" when at least two of its words
+//!   are frequent (the fewest a pair needs), whether or not they already pair in place.
 //! - A re-ordering page stops once `adaptive_window` fills since its last switch hold at most
-//!   `adaptive_off_max` such fills. Stopping rewrites in natural order every line of the page
+//!   `adaptive_off_max` that count. Stopping rewrites in natural order every line of the page
 //!   whose stored bitmap is not zero (each read, decrypted, re-encrypted and written back with
-//!   its MACs, off the core's path, `reorder_converted_lines`) and drops the page's bitmap
-//!   line from the bitmap cache unwritten: its bitmaps are all zero from now on.
-//! - A natural page resumes once `adaptive_on_min` of its last `adaptive_window` fills hold
-//!   frequent values: its bitmap line (all zero: every line is in natural order) enters the
-//!   bitmap cache without a fetch, dirty, and later writebacks re-order.
+//!   its MACs, off the core's path, `reorder_converted_lines`) and writes the page's bitmap
+//!   line as all zero when memory's copy may hold a bitmap that is not (a line was converted,
+//!   or the cached copy was dirty); the bitmap cache drops it.
+//! - A natural page resumes once `adaptive_on_min` of its last `adaptive_window` fills count:
+//!   its bitmap line in memory is all zero (the loader's, or the stop's) and the processor
+//!   knows it, so it enters the bitmap cache clean without a fetch; later writebacks re-order.
 //!
 //! The mode bit and the window (a few bits per page) are kept in trusted storage beside the
 //! page's translation and charged nothing (page walks book no SDRAM traffic in this model);
@@ -31,12 +34,19 @@ use crate::bitmap::Lookup;
 use crate::config::{Config, ReorderPolicy};
 use crate::secure::{Mode, LINES_PER_BITMAP};
 
-/// FVT words a fill needs to count as holding frequent values: one frequent pair.
-const FREQUENT_WORDS: u32 = 2;
+/// Whether a fill whose words' FVT mask is `freq` counts for re-ordering (module doc).
+#[inline(always)]
+fn counts(freq: u8, unpaired: bool) -> bool {
+    if !unpaired {
+        return freq.count_ones() >= 2;
+    }
+    let natural = (0..4).filter(|j| freq >> (2 * j) & 3 == 3).count() as u32;
+    freq.count_ones() & !1 > 2 * natural
+}
 
 #[derive(Clone, Copy, Default)]
 struct PageMode {
-    /// The last fills since the page's last switch, newest in bit 0 (1 = held frequent values).
+    /// The last fills since the page's last switch, newest in bit 0 (1 = it counted).
     hist: u32,
     /// Fills since the last switch, up to the window.
     seen: u32,
@@ -49,6 +59,7 @@ struct PageMode {
 /// The per-page modes and the policy's parameters.
 #[derive(Clone)]
 pub(super) struct Adaptive {
+    unpaired: bool,
     window: u32,
     off_max: u32,
     on_min: u32,
@@ -61,6 +72,7 @@ impl Adaptive {
     pub(super) fn new(cfg: &Config, reorders: bool) -> Option<Self> {
         let adaptive = ReorderPolicy::parse(&cfg.reorder_policy).ok()? == ReorderPolicy::Adaptive;
         (adaptive && reorders && cfg.encryption).then(|| Adaptive {
+            unpaired: cfg.adaptive_signal != "frequent",
             window: cfg.adaptive_window,
             off_max: cfg.adaptive_off_max,
             on_min: cfg.adaptive_on_min,
@@ -81,7 +93,7 @@ impl Sim {
         if let Some(m) = a.pages.get(&page) {
             return !m.natural;
         }
-        let natural = freq.count_ones() < FREQUENT_WORDS;
+        let natural = !counts(freq, a.unpaired);
         a.pages.insert(page, PageMode { natural, unseen_natural: natural, ..Default::default() });
         if natural && timed {
             self.r.reorder_pages_natural += 1;
@@ -114,12 +126,12 @@ impl Sim {
             return;
         };
         let page = line / LINES_PER_BITMAP;
-        let (window, off_max, on_min) = (a.window, a.off_max, a.on_min);
+        let (window, off_max, on_min, unpaired) = (a.window, a.off_max, a.on_min, a.unpaired);
         let Some(m) = a.pages.get_mut(&page) else {
             return;
         };
         let mask = if window >= 32 { u32::MAX } else { (1 << window) - 1 };
-        m.hist = (m.hist << 1 | (freq.count_ones() >= FREQUENT_WORDS) as u32) & mask;
+        m.hist = (m.hist << 1 | counts(freq, unpaired) as u32) & mask;
         m.seen = (m.seen + 1).min(window);
         let count = m.hist.count_ones();
         let was_natural = m.natural;
@@ -138,7 +150,7 @@ impl Sim {
         }
     }
 
-    /// Rewrites in natural order the page's lines stored re-ordered and drops its bitmap line.
+    /// Rewrites in natural order the page's lines stored re-ordered, and its bitmap line.
     fn stop_reordering(&mut self, t: f64, page: u64, timed: bool) {
         let mut lines = [0u64; 64];
         let mut n = 0;
@@ -151,11 +163,14 @@ impl Sim {
                 }
             }
         }
-        self.bitmaps.invalidate(page);
+        let dirty = self.bitmaps.invalidate(page);
         if !timed {
             return;
         }
         self.r.reorder_stops += 1;
+        if n > 0 || dirty {
+            self.write_back_bitmap(t, Some(page));
+        }
         self.r.reorder_converted_lines += n as u64;
         // As a split counter's overflow: each line decrypted and authenticated, then
         // re-encrypted and re-MACed (cipher passes or pads, one MAC per chunk, each way).
@@ -172,15 +187,15 @@ impl Sim {
         self.r.reorder_convert_ops += n as u64 * per_line;
     }
 
-    /// The page's bitmap line, all zero, enters the bitmap cache dirty without a fetch.
+    /// The page's bitmap line, all zero in memory, enters the bitmap cache clean without a fetch.
     fn resume_reordering(&mut self, t: f64, page: u64, timed: bool) {
         if timed {
             self.r.reorder_resumes += 1;
         }
-        if let Lookup::Hit { .. } = self.bitmaps.access(page, true) {
+        if let Lookup::Hit { .. } = self.bitmaps.access(page, false) {
             return;
         }
-        let victim = self.bitmaps.fill(page, t, true, false);
+        let victim = self.bitmaps.fill(page, t, false, false);
         if timed {
             self.write_back_bitmap(t, victim);
         }
