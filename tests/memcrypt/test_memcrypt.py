@@ -128,6 +128,9 @@ def test_config_files_validate(path):
     ("mac_store=cloud", "memcrypt.mac_store"),
     ("tree_arity=1", "tree_arity"),
     ("counters=disk", "memcrypt.counters"),
+    ("reorder_policy=sometimes", "memcrypt.reorder_policy"),
+    ("adaptive_signal=often", "adaptive_signal"),
+    ("adaptive_on_min=9", "adaptive_on_min"),
 ])
 def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.run"\nmax_records = 1000\n')
@@ -226,3 +229,24 @@ def test_every_result_says_where_the_counters_live():
     assert counters_caption([on, run(encryption=False)]) == f" Counters: {on['counter_placement']}."
     both = counters_caption([on, off])
     assert both.count("; ") == 1 and "on chip" in both and "off chip" in both
+
+
+def test_adaptive_reordering_is_listed_with_its_parameters_and_counts_its_switches(veil_cli, tmp_path):
+    r = veil_cli("list", "memcrypt")
+    assert r.rc == 0, r.err
+    block = r.out.split("components memcrypt.reorder_policy:")[1].split("components ")[0]
+    assert "always:" in block and "adaptive:" in block
+    for p in ("adaptive_signal", "adaptive_window (int, default 8", "adaptive_off_max (int, default 0",
+              "adaptive_on_min (int, default 2"):
+        assert p in block, block
+    # Random words over many pages: no page ever re-orders, so no bitmap line is read and the
+    # machine is the one without re-ordering.
+    kw = {"workload": "synthetic-random", "max_records": 20_000, "warmup_records": 5_000}
+    a = run(reorder_policy="adaptive", **kw)
+    n = run(reorder=False, **kw)
+    assert a["ipc"] == n["ipc"] and a["bitmap_walk_fetches"] == a["bitmap_misses"] == 0
+    assert a["natural_page_fills"] == a["load_fills"] + a["store_fills"] and a["reorder_pages_natural"] > 0
+    assert run(reorder_policy="adaptive", **kw) == a
+    # The functional model re-orders every page: the option is refused there, in one line.
+    write(tmp_path / "c.toml", 'experiment = "memcrypt.check"\nmax_records = 1000\n')
+    one_line_error(veil_cli("run", "c.toml", "reorder_policy=adaptive"), "reorder_policy", "functional")
