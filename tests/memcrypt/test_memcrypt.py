@@ -130,7 +130,7 @@ def test_config_files_validate(path):
     ("counters=disk", "memcrypt.counters"),
     ("reorder_policy=sometimes", "memcrypt.reorder_policy"),
     ("adaptive_signal=often", "adaptive_signal"),
-    ("adaptive_on_min=9", "adaptive_on_min"),
+    ("adaptive_on_min=33", "adaptive_on_min"),
 ])
 def test_bad_configuration_is_one_line_exit_2(veil_cli, tmp_path, override, needle):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.run"\nmax_records = 1000\n')
@@ -236,7 +236,7 @@ def test_adaptive_reordering_is_listed_with_its_parameters_and_counts_its_switch
     assert r.rc == 0, r.err
     block = r.out.split("components memcrypt.reorder_policy:")[1].split("components ")[0]
     assert "always:" in block and "adaptive:" in block
-    for p in ("adaptive_signal", "adaptive_window (int, default 8", "adaptive_off_max (int, default 0",
+    for p in ("adaptive_signal", "adaptive_window (int, default 32", "adaptive_off_max (int, default 0",
               "adaptive_on_min (int, default 2"):
         assert p in block, block
     # Random words over many pages: no page ever re-orders, so no bitmap line is read and the

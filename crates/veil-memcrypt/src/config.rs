@@ -169,7 +169,7 @@ impl Default for Config {
             reorder: true,
             reorder_policy: "always".into(),
             adaptive_signal: "unpaired".into(),
-            adaptive_window: 8,
+            adaptive_window: 32,
             adaptive_off_max: 0,
             adaptive_on_min: 2,
             policy: "secure".into(),

@@ -160,7 +160,7 @@ fn bad_adaptive_settings_are_one_config_error() {
         (Config { adaptive_window: 0, ..Config::default() }, "adaptive_window"),
         (Config { adaptive_signal: "often".into(), ..Config::default() }, "known: unpaired, frequent"),
         (Config { adaptive_window: 33, ..Config::default() }, "adaptive_window"),
-        (Config { adaptive_on_min: 9, ..Config::default() }, "adaptive_on_min"),
+        (Config { adaptive_on_min: 33, ..Config::default() }, "adaptive_on_min"),
         (Config { adaptive_off_max: 2, adaptive_on_min: 2, ..Config::default() }, "adaptive_off_max"),
     ] {
         let e = c.validate().unwrap_err().to_string();

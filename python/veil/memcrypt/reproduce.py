@@ -421,9 +421,9 @@ def _adaptive(ctx, R: _Runs) -> None:
              f"{by[(w, 'aes_adaptive')]['natural_page_fills'] / max(by[(w, 'aes_adaptive')]['load_fills'] + by[(w, 'aes_adaptive')]['store_fills'], 1):.3f}",
              f"{by[(w, 'aes_adaptive')]['reorder_stops']} / {by[(w, 'aes_adaptive')]['reorder_resumes']}"]
             for w in R.workloads + list(EXTREMES)]
-    ctx.grid("Beyond the paper: adaptive re-ordering (reorder_policy = adaptive: a page whose last 8 fills held no "
-             "frequent values stops re-ordering and reading its bitmap line, and resumes after 2 such fills of its "
-             "last 8). AES-256 speedups over the machine without speculation, at 256 KB; the adaptive machine "
+    ctx.grid("Beyond the paper: adaptive re-ordering (reorder_policy = adaptive: a page whose last 32 fills held none "
+             "whose frequent words re-ordering would pair better than their natural order stops re-ordering and "
+             "reading its bitmap line, and resumes after 2 such fills of its last 32). AES-256 speedups over the machine without speculation, at 256 KB; the adaptive machine "
              "against speculation without re-ordering; the share of fills of pages in natural order; stops / "
              "resumes. The last two rows are the extremes of value locality (random read-modify-writes over 32 MB, "
              "every word random or every word zero)." + R.counters,

@@ -82,7 +82,7 @@ class AdaptiveParams(BaseModel):
         "unpaired", description="adaptive: which fills count for re-ordering: 'unpaired' (frequent words their natural "
                                 "order leaves unpaired: what re-ordering can gain) or 'frequent' (two frequent words "
                                 "or more, paired in place or not)")
-    adaptive_window: int = Field(8, ge=1, le=32, description="adaptive: fills of a page the decision looks back over")
+    adaptive_window: int = Field(32, ge=1, le=32, description="adaptive: fills of a page the decision looks back over")
     adaptive_off_max: int = Field(0, ge=0, le=31, description="adaptive: a re-ordering page stops when its last "
                                                              "adaptive_window fills hold at most this many that count "
                                                              "(adaptive_signal)")
