@@ -32,7 +32,7 @@
 use super::{LineMap, Sim};
 use crate::bitmap::Lookup;
 use crate::config::{Config, ReorderPolicy};
-use crate::secure::{Mode, LINES_PER_BITMAP};
+use crate::secure::LINES_PER_BITMAP;
 
 /// Whether a fill whose words' FVT mask is `freq` counts for re-ordering (module doc).
 #[inline(always)]
@@ -172,19 +172,8 @@ impl Sim {
             self.write_back_bitmap(t, Some(page));
         }
         self.r.reorder_converted_lines += n as u64;
-        // As a split counter's overflow: each line decrypted and authenticated, then
-        // re-encrypted and re-MACed (cipher passes or pads, one MAC per chunk, each way).
-        let c = self.scheme.chunks() as u64;
-        let per_line = 2 * match self.scheme.mode {
-            Mode::Direct => 2 * c,
-            Mode::Counter => 4 + c,
-        };
-        for &l in &lines[..n] {
-            let arrived = self.mem(t, l);
-            let sealed = self.eng.demand(arrived, per_line);
-            self.mem(sealed, l);
-        }
-        self.r.reorder_convert_ops += n as u64 * per_line;
+        // As a split counter's overflow: each line read, re-encrypted and written back.
+        self.r.reorder_convert_ops += self.reencrypt(t, lines[..n].iter().copied());
     }
 
     /// The page's bitmap line, all zero in memory, enters the bitmap cache clean without a fetch.
