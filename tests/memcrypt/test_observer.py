@@ -92,3 +92,13 @@ def test_bitmap_written_only_when_changed_leaks_and_always_does_not():
 def test_same_secret_is_not_flagged():
     p = mo.measure(mo.OBSERVER, "direct", "frequent", "frequent-b", size=1000)
     assert min(p.values()) > ALPHA
+
+
+def test_adaptive_reordering_switch_leaks_whether_a_pages_values_are_frequent():
+    # With the bitmap write rule's own leak closed (bitmap lines rewritten on every writeback),
+    # a page's mode follows its values: the bus sees its bitmap line read only while its recent
+    # fills hold frequent values, and never under random values.
+    view = mo.bus_view("direct-adaptive", "random", 1, 500)
+    assert sum(1 for per in view["accesses"] for _, ln, _ in per if mo.BITMAP_REGION <= ln < mo.META_REGION) == 0
+    assert mo.measure(mo.OBSERVER, "direct-adaptive", "frequent", "random", size=1000)["volume"] < ALPHA
+    assert mo.measure(mo.OBSERVER, "direct-adaptive", "frequent", "frequent-b", size=1000)["volume"] > ALPHA

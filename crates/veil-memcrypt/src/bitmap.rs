@@ -72,6 +72,17 @@ impl BitmapCache {
         }
     }
 
+    /// Drops `page` without writing it back; returns whether it was dirty.
+    pub fn invalidate(&mut self, page: u64) -> bool {
+        let Some(i) = self.find(page) else {
+            return false;
+        };
+        self.tags[i] = EMPTY;
+        self.prefetched[i] = false;
+        self.stamp[i] = 0;
+        std::mem::take(&mut self.dirty[i])
+    }
+
     /// Allocates `page` (not present), usable from `ready`, replacing the set's least recently
     /// used entry; returns the victim's page when it was dirty (it must be written back).
     /// Prefetched lines enter at the MRU position like demand lines (the simplest design).

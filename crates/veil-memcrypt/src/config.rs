@@ -23,6 +23,22 @@ pub struct Config {
     pub mac_speculation: bool,
     /// Re-order frequent 64-bit words into pairs (128-bit ciphers), with the bitmap.
     pub reorder: bool,
+    /// Which pages re-order (with `reorder`): "always" (every page, the paper) or "adaptive"
+    /// (beyond the paper: a page whose recent fills hold no frequent values stops re-ordering
+    /// and fetching its bitmap line, and resumes when they return; sim/adaptive.rs).
+    pub reorder_policy: String,
+    /// Adaptive: which fills count for re-ordering: "unpaired" (a fill with frequent words the
+    /// natural order leaves unpaired: what re-ordering can gain) or "frequent" (a fill with at
+    /// least two frequent words).
+    pub adaptive_signal: String,
+    /// Adaptive: the fills of a page its decision looks back over (1..32).
+    pub adaptive_window: u32,
+    /// Adaptive: a re-ordering page stops once its last `adaptive_window` fills (since its last
+    /// switch) hold at most this many fills with frequent values.
+    pub adaptive_off_max: u32,
+    /// Adaptive: a page that stopped resumes once this many of its last `adaptive_window`
+    /// fills hold frequent values.
+    pub adaptive_on_min: u32,
     /// "secure": data is used only after decryption and authentication; "relaxed": after
     /// decryption (authentication finishes off the critical path).
     pub policy: String,
@@ -151,6 +167,11 @@ impl Default for Config {
             ct_speculation: true,
             mac_speculation: true,
             reorder: true,
+            reorder_policy: "always".into(),
+            adaptive_signal: "unpaired".into(),
+            adaptive_window: 32,
+            adaptive_off_max: 0,
+            adaptive_on_min: 2,
             policy: "secure".into(),
             pad_precompute: true,
             fvt_size: 8,
@@ -285,6 +306,28 @@ impl Config {
         }
         crate::engines::Arbitration::parse(&self.arbitration)?;
         BitmapFetch::parse(&self.bitmap_fetch)?;
+        ReorderPolicy::parse(&self.reorder_policy)?;
+        if self.adaptive_signal != "unpaired" && self.adaptive_signal != "frequent" {
+            return Err(Error::config(format!(
+                "adaptive_signal: unknown signal '{}' (known: unpaired, frequent)",
+                self.adaptive_signal
+            )));
+        }
+        if self.adaptive_window == 0 || self.adaptive_window > 32 {
+            return Err(Error::config(format!("adaptive_window: must be 1..32 fills, got {}", self.adaptive_window)));
+        }
+        if self.adaptive_on_min == 0 || self.adaptive_on_min > self.adaptive_window {
+            return Err(Error::config(format!(
+                "adaptive_on_min: must be 1..adaptive_window ({}) fills, got {}",
+                self.adaptive_window, self.adaptive_on_min
+            )));
+        }
+        if self.adaptive_off_max >= self.adaptive_on_min {
+            return Err(Error::config(format!(
+                "adaptive_off_max: must be below adaptive_on_min ({}), got {} (a page would switch back at once)",
+                self.adaptive_on_min, self.adaptive_off_max
+            )));
+        }
         MacStore::parse(&self.mac_store)?;
         if self.tree_arity < 2 {
             return Err(Error::config(format!("tree_arity: must be >= 2, got {}", self.tree_arity)));
@@ -353,6 +396,30 @@ impl BitmapFetch {
             "on_miss" => Ok(BitmapFetch::OnMiss),
             "inline" => Ok(BitmapFetch::Inline),
             _ => Err(Error::config(format!("bitmap_fetch: unknown bitmap fetch '{s}' (known: {})", Self::KNOWN.join(", ")))),
+        }
+    }
+}
+
+/// Which pages re-order their lines (under `reorder`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReorderPolicy {
+    /// Every page (the paper).
+    Always,
+    /// Per page, by its recent fills (beyond the paper; sim/adaptive.rs).
+    Adaptive,
+}
+
+impl ReorderPolicy {
+    pub const KNOWN: [&'static str; 2] = ["always", "adaptive"];
+
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "always" => Ok(ReorderPolicy::Always),
+            "adaptive" => Ok(ReorderPolicy::Adaptive),
+            _ => Err(Error::config(format!(
+                "reorder_policy: unknown re-ordering policy '{s}' (known: {})",
+                Self::KNOWN.join(", ")
+            ))),
         }
     }
 }

@@ -27,8 +27,6 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use serde::Serialize;
-
 use crate::bitmap::BitmapCache;
 use crate::config::{BitmapFetch, Config, MacStore};
 use crate::deps::PointerDeps;
@@ -70,10 +68,13 @@ macro_rules! on_x86_v3 {
     };
 }
 
+mod adaptive;
 mod bitmaps;
 mod counters;
 mod functional;
+mod results;
 pub use functional::Spare;
+pub use results::Results;
 
 /// Data line indices stay below the bitmap region.
 const LINE_LIMIT: u64 = BITMAP_REGION;
@@ -99,92 +100,6 @@ impl Hasher for LineHasher {
 }
 
 type LineMap<V> = HashMap<u64, V, BuildHasherDefault<LineHasher>>;
-
-/// Everything a run reports.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Results {
-    pub ipc: f64,
-    /// Records that only warmed the model up (fast-forward) before the measured ones.
-    pub warmup_records: u64,
-    pub cycles: f64,
-    pub insts: u64,
-    pub records: u64,
-    pub load_fills: u64,
-    pub store_fills: u64,
-    pub writebacks: u64,
-    pub llc_hits: u64,
-    /// 64-bit words fetched by fills.
-    pub fetched_words: u64,
-    /// Of those, words in the FVT when the line was fetched (Fig. 5).
-    pub frequent_words: u64,
-    /// Frequent words whose 128-bit chunk partner is frequent too, in the original order.
-    pub frequent_words_paired_natural: u64,
-    /// Frequent words in a predictable 128-bit chunk of the re-ordered layout (Fig. 6).
-    pub frequent_words_paired_reordered: u64,
-    /// The same had the line been re-ordered with the FVT of its fetch (all its frequent words
-    /// but an odd one out are paired): what re-ordering can pair at best, without the bitmap
-    /// having gone stale since the writeback.
-    pub frequent_words_paired_at_fetch: u64,
-    /// Frequent words outside a predictable chunk of the re-ordered layout: the odd one out of
-    /// the stored bitmap, and words whose FVT status changed since the line was written.
-    pub frequent_words_lost_odd: u64,
-    pub frequent_words_lost_changed: u64,
-    /// Cipher chunks fetched, and those whose value the speculation can match.
-    pub chunks: u64,
-    pub chunks_predicted: u64,
-    /// Engine operations spent on speculation (candidate ciphertexts and MACs).
-    pub spec_ops: u64,
-    /// Engine operations re-encrypting and re-MACing written-back lines.
-    pub writeback_ops: u64,
-    pub demand_ops: u64,
-    /// Speculative operations a later miss's demand operation landed on under `demand_first`
-    /// arbitration (the arbiter would have issued them later; the model keeps their times).
-    pub spec_displaced: u64,
-    /// Bitmap-cache lookups of fills and writebacks that found their page (a prefetch still in
-    /// flight counts as a hit, and in `bitmap_late`) or did not (a demand fetch).
-    pub bitmap_hits: u64,
-    pub bitmap_misses: u64,
-    /// Bitmap lines fetched by the prefetcher, those a demand access used, and the demand
-    /// accesses that found their prefetch still in flight.
-    pub bitmap_prefetches: u64,
-    pub bitmap_prefetches_used: u64,
-    pub bitmap_late: u64,
-    /// Crypto operations on bitmap lines: decryption and authentication on arrival, encryption
-    /// of dirty victims.
-    pub bitmap_ops: u64,
-    /// Load misses that waited for the line holding their address (pointer chasing).
-    pub dependent_misses: u64,
-    /// Over load fills: cycles by which waiting for the bitmap delayed the data's use.
-    pub bitmap_wait_cycles: f64,
-    /// Fills (loads and stores) whose page missed the data TLB (a page walk each).
-    pub tlb_misses: u64,
-    /// Bitmap lines fetched alongside a page walk (`bitmap_fetch = "with_walk"`), not counted
-    /// in `bitmap_misses`.
-    pub bitmap_walk_fetches: u64,
-    /// Counters in memory (`counters = "tree"`): counter-cache misses (a counter block read
-    /// each), tree node lines read (for those misses, and parents of evicted dirty lines not
-    /// cached), dirty counter blocks and nodes written back, and MAC operations on all of them.
-    pub counter_misses: u64,
-    pub tree_fetches: u64,
-    pub counter_writebacks: u64,
-    pub counter_ops: u64,
-    /// Split counters: minor-counter overflows, the lines they re-encrypted (read and written)
-    /// and the engine operations that took.
-    pub counter_overflows: u64,
-    pub overflow_lines: u64,
-    pub overflow_ops: u64,
-    pub dram_row_hits: u64,
-    pub dram_row_closed: u64,
-    pub dram_row_conflicts: u64,
-    pub dram_accesses: u64,
-    /// Mean over load fills: miss issue to data arrival, and data arrival to usable.
-    pub mean_memory_cycles: f64,
-    pub mean_crypto_cycles: f64,
-    /// Cycles the core stalled behind a full ROB or MSHRs.
-    pub stall_cycles: f64,
-    /// Unloaded SDRAM latency (core cycles): row hit, closed row, row conflict.
-    pub dram_unloaded: (f64, f64, f64),
-}
 
 /// One timing run over a record stream. All of the machine's state (core, caches of bitmaps and
 /// translations, FVT, SDRAM reservations, engine calendar, counters) lives here, so a run can
@@ -223,6 +138,8 @@ pub struct Sim {
     /// Counters in memory under a counter tree (None: counters on chip).
     ctr: Option<counters::CounterOrg>,
     bitmap_write_if_changed: bool,
+    /// `reorder_policy = "adaptive"`: each page's re-ordering mode (None: every page re-orders).
+    adaptive: Option<adaptive::Adaptive>,
     deps: Option<PointerDeps>,
     /// Warm-up records still to come.
     warm_left: u64,
@@ -299,6 +216,7 @@ impl Sim {
             walk: cfg.walk_latency,
             ctr: counters::CounterOrg::new(cfg)?,
             bitmap_write_if_changed: cfg.bitmap_write_if_changed,
+            adaptive: adaptive::Adaptive::new(cfg, scheme.reorders()),
             deps,
             warm_left: cfg.warmup_records,
             t: 0.0,
@@ -343,7 +261,9 @@ impl Sim {
     #[inline(always)]
     fn fill(&mut self, t: f64, line: u64, w: &[u64; 8], walk_at: Option<f64>) -> (f64, f64, f64) {
         let t_miss = t + self.l2;
-        let reorders = self.scheme.reorders();
+        // Adaptive re-ordering: the page's mode, and the FVT's view of the line before it trains.
+        let freq = if self.adaptive.is_some() { fvt::frequent_mask(&self.fvt.positions(w)) } else { 0 };
+        let reorders = self.scheme.reorders() && self.page_reorders(line, freq, true);
         if let (Some(tw), true) = (walk_at, self.encryption && reorders && self.bitmap_fetch == BitmapFetch::WithWalk) {
             // Booked before the data line: it is requested earlier, at the walk's start.
             self.bitmap_walk_fetch(tw, line);
@@ -411,6 +331,8 @@ impl Sim {
             sum += r.max(ready);
             sum_free += r;
         }
+        // The line enters its page's window (adaptive): a switch applies from the next access.
+        self.adapt(t_miss, line, freq, true);
         (t_data, sum / n as f64, (sum - sum_free) / n as f64)
     }
 
@@ -428,7 +350,12 @@ impl Sim {
         self.r.frequent_words_paired_natural += 2 * layout::predicted_mask(16, false, freq, 0).count_ones() as u64;
         // The stored bitmap; a line never written back during the trace was laid down by the
         // loader with the FVT of now (see docs/memcrypt.md).
-        let stored_bm = if self.track_bm { self.bitmap_or_insert(line, freq) } else { 0 };
+        let stored_bm = if self.track_bm {
+            let loader = self.loader_bitmap(line, freq);
+            self.bitmap_or_insert(line, loader)
+        } else {
+            0
+        };
         if self.track_bm {
             let paired = 2 * layout::predicted_mask(16, true, freq, stored_bm).count_ones() as u64;
             self.r.frequent_words_paired_reordered += paired;
@@ -567,8 +494,10 @@ impl Sim {
         let sealed = self.eng.done(last[0], t_ctr);
         let done = self.mem(sealed, line);
         if self.track_bm {
-            let bm = fvt::frequent_mask(&self.fvt.positions(w));
-            if self.store_written_bitmap(line, bm) {
+            let freq = fvt::frequent_mask(&self.fvt.positions(w));
+            // A page not re-ordering (adaptive) writes its lines in natural order, bitmap zero.
+            let on = self.page_reorders(line, freq, true);
+            if self.store_written_bitmap(line, if on { freq } else { 0 }) && on {
                 self.bitmap_access(t, line, true);
             }
         }
@@ -598,19 +527,22 @@ impl Sim {
         let pos = self.fvt.positions(&w);
         let freq = fvt::frequent_mask(&pos);
         self.warm_counter(line, rec.kind == Kind::Writeback);
+        let on = !self.track_bm || self.page_reorders(line, freq, false);
         if rec.kind == Kind::Writeback {
-            if self.track_bm && self.store_written_bitmap(line, freq) {
+            if self.track_bm && self.store_written_bitmap(line, if on { freq } else { 0 }) && on {
                 self.warm_bitmap_cache(line, true);
             }
             return;
         }
         self.tlb.translate(line / LINES_PER_BITMAP);
         if self.track_bm {
-            self.bitmap_or_insert(line, freq);
-            if self.scheme.reorders() && !(self.bitmap_fetch == BitmapFetch::Inline) {
+            let loader = self.loader_bitmap(line, freq);
+            self.bitmap_or_insert(line, loader);
+            if self.scheme.reorders() && on && !(self.bitmap_fetch == BitmapFetch::Inline) {
                 self.warm_bitmap_cache(line, false);
             }
         }
+        self.adapt(0.0, line, freq, false);
         self.fvt.observe_line(&w, &pos);
     }
 

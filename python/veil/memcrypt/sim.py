@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from veil import _native
-from veil.core import (ComponentName, ConfigError, ExperimentConfig, InputFile, register_components,
-                       register_experiment)
+from veil.core import (ComponentName, ConfigError, ExperimentConfig, InputFile, register_component,
+                       register_components, register_experiment)
 from veil.memcrypt.workloads import known_workloads, trace_input
 
 MODES = {
@@ -69,6 +69,29 @@ COUNTER_BLOCKS = {
              "ISCA 2006); a minor counter's wrap re-encrypts the page",
     "monolithic": "eight 64-bit counters per 64-byte block (never overflow)",
 }
+REORDER_POLICIES = {
+    "always": "every page re-orders its lines and reads its bitmap line (the paper)",
+    "adaptive": "beyond the paper: a page whose last adaptive_window fills held at most adaptive_off_max that "
+                "re-ordering would help (adaptive_signal) stops re-ordering (its lines rewritten in natural order, no "
+                "bitmap line read or written); it resumes once adaptive_on_min of its last adaptive_window fills do",
+}
+
+
+class AdaptiveParams(BaseModel):
+    adaptive_signal: Literal["unpaired", "frequent"] = Field(
+        "unpaired", description="adaptive: which fills count for re-ordering: 'unpaired' (frequent words their natural "
+                                "order leaves unpaired: what re-ordering can gain) or 'frequent' (two frequent words "
+                                "or more, paired in place or not)")
+    adaptive_window: int = Field(32, ge=1, le=32, description="adaptive: fills of a page the decision looks back over")
+    adaptive_off_max: int = Field(0, ge=0, le=31, description="adaptive: a re-ordering page stops when its last "
+                                                             "adaptive_window fills hold at most this many that count "
+                                                             "(adaptive_signal)")
+    adaptive_on_min: int = Field(2, ge=1, le=32, description="adaptive: a stopped page resumes once this many of its "
+                                                            "last adaptive_window fills count")
+
+
+register_component("memcrypt.reorder_policy", "always", REORDER_POLICIES["always"])
+register_component("memcrypt.reorder_policy", "adaptive", REORDER_POLICIES["adaptive"], params=AdaptiveParams)
 register_components("memcrypt.counter_block", COUNTER_BLOCKS)
 register_components("memcrypt.counters", COUNTER_STORES)
 register_components("memcrypt.mac_store", MAC_STORES)
@@ -104,6 +127,12 @@ class MachineConfig(ExperimentConfig):
     ct_speculation: bool = Field(True, description="frequent value ciphertext speculation")
     mac_speculation: bool = Field(True, description="frequent value MAC speculation")
     reorder: bool = Field(True, description="re-order frequent 64-bit words into pairs under 128-bit ciphers (bitmap)")
+    reorder_policy: ComponentName("memcrypt.reorder_policy") = Field(
+        "always", description="which pages re-order (with reorder): every page, or adaptive (by each page's recent fills)")
+    adaptive_signal: Literal["unpaired", "frequent"] = AdaptiveParams.model_fields["adaptive_signal"]
+    adaptive_window: int = AdaptiveParams.model_fields["adaptive_window"]
+    adaptive_off_max: int = AdaptiveParams.model_fields["adaptive_off_max"]
+    adaptive_on_min: int = AdaptiveParams.model_fields["adaptive_on_min"]
     policy: ComponentName("memcrypt.policy") = Field("secure", description="when fetched data may be used")
     pad_precompute: bool = Field(True, description="counter mode: pads computed when the miss is sent (counters on chip)")
     fvt_size: int = Field(8, ge=1, le=64, description="frequent values in the FVT, N (paper: 8, 16, 32)")
@@ -214,6 +243,9 @@ class MachineConfig(ExperimentConfig):
             raise ValueError(f"cpu_mem_ratio: the memory bus cannot run faster than the core (ratio >= 1), got {self.cpu_mem_ratio}")
         if self.mode == "counter" and self.cipher == "tdes":
             raise ValueError("cipher: counter mode takes its pads from AES-CTR; 'tdes' cannot be used with mode 'counter'")
+        if not self.adaptive_off_max < self.adaptive_on_min <= self.adaptive_window:
+            raise ValueError(f"adaptive_on_min: need adaptive_off_max < adaptive_on_min <= adaptive_window, got "
+                             f"{self.adaptive_off_max}, {self.adaptive_on_min}, {self.adaptive_window}")
         if self.line_bytes != 64:
             raise ValueError(f"line_bytes: the model encrypts 64-byte lines (Table 2), got {self.line_bytes}")
         if not self.trace and self.workload not in known_workloads():
@@ -297,6 +329,15 @@ RUN_RESULTS = {
     "bitmap_ops": ("", "crypto engine operations on bitmap lines (decryption, authentication, re-encryption)"),
     "tlb_misses": ("", "load and store fills whose page missed the data TLB (a page walk each)"),
     "bitmap_walk_fetches": ("", "bitmap lines requested alongside a page walk (bitmap_fetch = with_walk)"),
+    "reorder_stops": ("", "reorder_policy = adaptive: pages that stopped re-ordering (none of their recent fills "
+                          "counted: adaptive_signal)"),
+    "reorder_resumes": ("", "reorder_policy = adaptive: pages that resumed re-ordering"),
+    "reorder_pages_natural": ("", "reorder_policy = adaptive: pages laid out in natural order from their first access "
+                                  "(it did not count)"),
+    "natural_page_fills": ("", "reorder_policy = adaptive: fills of pages not re-ordering (no bitmap needed)"),
+    "reorder_converted_lines": ("", "reorder_policy = adaptive: lines a stop rewrote in natural order (read and "
+                                    "written; their stored bitmap was not zero)"),
+    "reorder_convert_ops": ("operations", "reorder_policy = adaptive: engine operations of those rewrites"),
     "counter_misses": ("", "counter-cache misses, a counter block read each (counters = tree)"),
     "tree_fetches": ("", "counter-tree node lines read: for counter-cache misses, and parents of evicted dirty "
                          "lines that were not cached"),
@@ -413,6 +454,10 @@ class CheckConfig(MachineConfig):
         if self.sampling != "full":
             raise ValueError("sampling: memcrypt.check replays every record through the real ciphers; "
                              "'sampled' is a timing-model option (memcrypt.run)")
+        if self.reorder_policy != "always":
+            raise ValueError("reorder_policy: the functional model re-orders every page; adaptive re-ordering only "
+                             "gives some lines bitmap zero, a layout it already checks (docs/memcrypt.md), and is a "
+                             "timing-model option (memcrypt.run)")
         return self
 
 

@@ -25,7 +25,19 @@ SYNTHETIC: dict[str, tuple[str, dict[str, Any]]] = {
     "synthetic-compute": ("few misses over 1.5 MB, little value locality (compute bound)",
                           {"footprint_lines": 24576, "insts_per_access": 600, "p_zero": 0.15, "p_small": 0.05,
                            "run_lines": 8, "store_share": 0.3}),
+    # The two extremes of value locality, for adaptive re-ordering: the access pattern of a
+    # program doing random read-modify-writes over a 32 MB array (almost every fill misses the
+    # TLB), with every word random or every word zero.
+    "synthetic-random": ("random lines over 32 MB, every word random (no value locality)",
+                         {"footprint_lines": 1 << 19, "insts_per_access": 25, "p_zero": 0.0, "p_small": 0.0,
+                          "run_lines": 1, "store_share": 0.5}),
+    "synthetic-zero": ("random lines over 32 MB, every word zero (all value locality)",
+                       {"footprint_lines": 1 << 19, "insts_per_access": 25, "p_zero": 1.0, "p_small": 0.0,
+                        "run_lines": 1, "store_share": 0.5}),
 }
+# The synthetic streams the reproducer falls back to without the trace suite (the extremes are
+# run for adaptive re-ordering only).
+FALLBACK = ("synthetic-compute", "synthetic-pointer", "synthetic-stream")
 
 
 def _suite() -> dict[str, Any]:
@@ -48,7 +60,7 @@ def known_workloads() -> list[str]:
 def reproducer_workloads() -> tuple[list[str], bool]:
     """(workloads, real): the traced SPEC-like suite when it is there, else the synthetic set."""
     t = traced_workloads()
-    return (t, True) if t else (sorted(SYNTHETIC), False)
+    return (t, True) if t else (list(FALLBACK), False)
 
 
 def trace_input(workload: str, l2_kb: int, records: int, seed: int) -> dict[str, Any]:

@@ -83,7 +83,7 @@ impl Sim {
         want.clear();
         self.prefetcher.trigger(page, &mut want);
         for &p in &want {
-            if p < LINE_LIMIT / LINES_PER_BITMAP && !self.bitmaps.contains(p) {
+            if p < LINE_LIMIT / LINES_PER_BITMAP && !self.bitmaps.contains(p) && !self.page_natural(p) {
                 fetch(self, p);
             }
         }

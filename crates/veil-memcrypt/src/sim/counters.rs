@@ -208,19 +208,27 @@ impl Sim {
         let first = line / per_block * per_block;
         self.r.counter_overflows += 1;
         self.r.overflow_lines += per_block;
-        // Decryption and re-encryption of each line, with its MACs: cipher passes (direct) or
-        // pads (counter mode, four per line), and one MAC per chunk, each way.
+        self.r.overflow_ops += self.reencrypt(t, first..first + per_block);
+    }
+
+    /// Reads, decrypts and authenticates each of `lines`, then re-encrypts and re-MACs it and
+    /// writes it back, booked from `t` off the core's path; returns the engine operations:
+    /// cipher passes (direct) or pads (counter mode, four per line), and one MAC per chunk,
+    /// each way.
+    pub(super) fn reencrypt(&mut self, t: f64, lines: impl Iterator<Item = u64>) -> u64 {
         let n = self.scheme.chunks() as u64;
         let per_line = 2 * match self.scheme.mode {
             crate::secure::Mode::Direct => 2 * n,
             crate::secure::Mode::Counter => 4 + n,
         };
-        for l in first..first + per_block {
+        let mut ops = 0;
+        for l in lines {
             let arrived = self.mem(t, l);
             let sealed = self.eng.demand(arrived, per_line);
             self.mem(sealed, l);
+            ops += per_line;
         }
-        self.r.overflow_ops += per_block * per_line;
+        ops
     }
 
     /// [`Self::counter_fetch`] untimed (functional warm-up): the counter block and the tree

@@ -69,6 +69,7 @@ impl Sim {
         let mut s = Sim::new_with(cfg, spare)?;
         s.fvt = self.fvt.clone();
         s.line_bm.clone_from(&self.line_bm);
+        s.adaptive.clone_from(&self.adaptive);
         s.bitmaps = self.bitmaps.clone();
         s.prefetcher = self.prefetcher.clone();
         s.tlb = self.tlb.clone();
