@@ -284,3 +284,27 @@ fn fast_forward_changes_nothing() {
     assert_eq!(a.otp, b.otp);
     std::fs::remove_file(path).ok();
 }
+
+/// The jump also passes over cores waiting for a response (ROB full behind a load miss, or
+/// every MSHR taken), counting their stall cycles as polling each cycle would.
+#[test]
+fn fast_forward_over_stalled_cores_changes_nothing() {
+    let path = write_trace("ffstall", 2000, 4);
+    for (mshrs, rob) in [(1, 4096), (16, 8), (2, 64)] {
+        let mut c = MemSysConfig::default();
+        c.cpu.count = 4;
+        c.cpu.mshrs = mshrs;
+        c.cpu.rob = rob;
+        c.workload.kind = "trace".into();
+        c.workload.trace = path.clone();
+        c.encryption.uarch = "source_otp".into();
+        let a = MemSystem::new(&c).unwrap().run().unwrap();
+        c.fast_forward = false;
+        let b = MemSystem::new(&c).unwrap().run().unwrap();
+        assert_eq!(a.cores, b.cores, "mshrs {mshrs}, rob {rob}");
+        assert_eq!((a.runtime_cycles, a.avg_read_latency, &a.otp), (b.runtime_cycles, b.avg_read_latency, &b.otp));
+        let stalls: u64 = a.cores.iter().map(|c| if rob < 100 { c.rob_stall_cycles } else { c.mshr_stall_cycles }).sum();
+        assert!(stalls > 1000, "mshrs {mshrs}, rob {rob}: {stalls} stall cycles: the case is not exercised");
+    }
+    std::fs::remove_file(path).ok();
+}

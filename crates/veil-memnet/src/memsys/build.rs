@@ -196,6 +196,7 @@ impl MemSystem {
             cores,
             cpu_nodes,
             cores_done: 0,
+            polled_to: 0,
             read_lat_sum: 0,
             read_lat_n: 0,
             read_lat_max: 0,

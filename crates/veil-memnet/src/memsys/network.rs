@@ -158,6 +158,7 @@ impl MemSystem {
                     self.read_lat_max = self.read_lat_max.max(l);
                 }
                 self.release(id);
+                self.cores[core].catch_up(self.polled_to);
                 self.cores[core].completed(lat, load_at);
                 if self.cores[core].check_done(now) {
                     self.cores_done += 1;
