@@ -233,3 +233,71 @@ impl Core {
         self.outstanding
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Script(std::vec::IntoIter<(u64, Kind)>);
+
+    impl MissSource for Script {
+        fn next_into(&mut self, r: &mut Record) -> Result<bool, SimError> {
+            Ok(self.0.next().map(|(insts, kind)| {
+                r.insts = insts;
+                r.kind = kind;
+            }).is_some())
+        }
+    }
+
+    /// Runs one core against responses that come `latency(i)` cycles after its i-th issue,
+    /// half of them before the cycle's poll (an event) and half after it (a delivery).
+    /// `every_cycle`: polled each cycle, as before polls were skipped.
+    fn replay(every_cycle: bool, mshrs: u32, rob: u64) -> CoreStats {
+        let recs: Vec<(u64, Kind)> = (0..400u64)
+            .map(|i| ((i * 7919) % 23, [Kind::LoadFill, Kind::LoadFill, Kind::StoreFill, Kind::Writeback][(i % 4) as usize]))
+            .collect();
+        let mut c = Core::new(0, Box::new(Script(recs.into_iter())), mshrs, 0.37, rob);
+        // (cycle, before the poll, read latency, load position)
+        let mut due: Vec<(u64, bool, Option<u64>, Option<u64>)> = Vec::new();
+        let mut issued = 0u64;
+        for now in 0..200_000u64 {
+            let answer = |c: &mut Core, due: &mut Vec<(u64, bool, Option<u64>, Option<u64>)>, before: bool| {
+                while let Some(i) = due.iter().position(|d| d.0 == now && d.1 == before) {
+                    let d = due.remove(i);
+                    c.catch_up(if before { now } else { now + 1 });
+                    c.completed(d.2, d.3);
+                    c.check_done(now);
+                }
+            };
+            answer(&mut c, &mut due, true);
+            if every_cycle || c.due(now) {
+                while let Some(kind) = c.ready(now).unwrap().map(|r| r.kind) {
+                    let load = (kind == Kind::LoadFill).then(|| c.position());
+                    let read = kind != Kind::Writeback;
+                    c.issued(now);
+                    let lat = 5 + (issued * 37) % 90;
+                    due.push((now + lat, issued % 2 == 0, read.then_some(lat), load));
+                    issued += 1;
+                }
+                c.check_done(now);
+            }
+            answer(&mut c, &mut due, false);
+            if c.done {
+                break;
+            }
+        }
+        assert!(c.done);
+        c.stats
+    }
+
+    #[test]
+    fn skipped_polls_count_the_stalls_polling_every_cycle_counts() {
+        for (mshrs, rob) in [(1, 4096), (2, 16), (4, 6), (16, 64)] {
+            let a = replay(true, mshrs, rob);
+            let b = replay(false, mshrs, rob);
+            assert_eq!(a, b, "mshrs {mshrs}, rob {rob}");
+            assert!(a.rob_stall_cycles + a.mshr_stall_cycles > 100, "mshrs {mshrs}, rob {rob}: {a:?}");
+        }
+        assert!(replay(true, 2, 16).rob_stall_cycles > 100 && replay(true, 1, 4096).mshr_stall_cycles > 100);
+    }
+}
