@@ -3,12 +3,12 @@ script printing BookSim2's result lines and exiting 255, as BookSim2's main does
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import stat
 
 import pytest
 
+from memnet.test_memnet import _bench_module as _bench
 from veil.core.bench import BenchContext
 from veil.memnet import booksim
 
@@ -26,14 +26,6 @@ def _fake(tmp_path: pathlib.Path, lat: str = "36.5789") -> pathlib.Path:
     p.write_text(FAKE.format(lat=lat))
     p.chmod(p.stat().st_mode | stat.S_IEXEC)
     return p
-
-
-def _bench():
-    path = pathlib.Path(__file__).resolve().parents[2] / "benches" / "memnet.py"
-    spec = importlib.util.spec_from_file_location("memnet_bench_booksim", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_booksim_output_is_parsed_despite_its_exit_status(tmp_path):
