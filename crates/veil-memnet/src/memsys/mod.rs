@@ -16,6 +16,7 @@ mod carriers;
 mod cores;
 mod modules;
 mod network;
+mod nodeset;
 mod stats;
 pub mod config;
 pub mod cpu;
@@ -202,6 +203,9 @@ pub struct MemSystem {
     pub cores: Vec<Core>,
     pub cpu_nodes: Vec<u32>,
     cores_done: usize,
+    /// Nodes whose injection port has work (a head, a forwarded carrier, a queued message);
+    /// kept only for a policy that pops only what was pushed.
+    inj_nodes: nodeset::NodeSet,
     /// First cycle whose core polls have not happened yet (a response before it finds its
     /// core's skipped polls accounted up to here).
     polled_to: u64,
@@ -300,6 +304,7 @@ impl MemSystem {
         let q = Queued { id, dest: m.dst, flits: m.flits(), reply_flits, class: m.class() };
         let src = m.src as usize;
         self.policy.push(src, q, now);
+        self.inj_nodes.insert(src);
     }
 
     /// When nothing can happen before a later cycle (network quiescent, no vault or
