@@ -196,6 +196,8 @@ impl MemSystem {
             cores,
             cpu_nodes,
             cores_done: 0,
+            inj_nodes: nodeset::NodeSet::new(nodes),
+            polled_to: 0,
             read_lat_sum: 0,
             read_lat_n: 0,
             read_lat_max: 0,

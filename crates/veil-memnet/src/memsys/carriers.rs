@@ -34,6 +34,7 @@ impl MemSystem {
             self.events.push(Reverse((car.hold_until, EV_DEPART, id)));
         } else {
             self.fwd[node as usize].push_back(id);
+            self.inj_nodes.insert(node as usize);
             self.fwd_count += 1;
         }
     }
@@ -91,6 +92,7 @@ impl MemSystem {
             self.events.push(Reverse((at, EV_DEPART, id)));
         } else {
             self.fwd[from as usize].push_back(id);
+            self.inj_nodes.insert(from as usize);
             self.fwd_count += 1;
         }
     }

@@ -30,7 +30,7 @@ impl MemSystem {
 
     pub(super) fn issue_from_cores(&mut self, now: u64) -> Result<(), SimError> {
         for i in 0..self.cores.len() {
-            if self.cores[i].done {
+            if !self.cores[i].due(now) {
                 continue;
             }
             loop {

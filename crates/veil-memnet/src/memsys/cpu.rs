@@ -61,6 +61,9 @@ pub struct Core {
     /// their MSHR in any order but the ROB limit only needs the oldest position).
     position: u64,
     loads: std::collections::VecDeque<u64>,
+    /// First cycle whose poll is not yet accounted: polls that could do nothing but count a
+    /// stall are skipped (`due`) and counted when the core is next polled or answered.
+    acct: u64,
     pub done: bool,
     pub stats: CoreStats,
 }
@@ -81,6 +84,7 @@ impl Core {
             rob,
             position: 0,
             loads: std::collections::VecDeque::new(),
+            acct: 0,
             done: false,
             stats: CoreStats { node, ..Default::default() },
         }
@@ -88,6 +92,8 @@ impl Core {
 
     /// The record the core may issue at `now`, if any (the caller then calls `issued`).
     pub fn ready(&mut self, now: u64) -> Result<Option<&Record>, SimError> {
+        self.catch_up(now);
+        self.acct = now + 1;
         if self.done || self.exhausted && !self.has_rec {
             return Ok(None);
         }
@@ -101,12 +107,10 @@ impl Core {
             self.stats.instructions += self.rec.insts;
             self.position += self.rec.insts;
         }
-        if let Some(&oldest) = self.loads.front() {
-            if self.position >= oldest + self.rob {
-                self.stats.rob_stall_cycles += 1;
-                self.set_ready_at(self.ready_at.max(now as f64 + 1.0));
-                return Ok(None);
-            }
+        if self.rob_full() {
+            self.stats.rob_stall_cycles += 1;
+            self.set_ready_at(self.ready_at.max(now as f64 + 1.0));
+            return Ok(None);
         }
         if now < self.ready_cycle {
             return Ok(None);
@@ -170,16 +174,130 @@ impl Core {
     /// Earliest cycle this core can do something without a response arriving: its next
     /// record's instructions are done (None when it waits for a response or is done).
     pub fn next_time(&self) -> Option<u64> {
-        if self.done {
-            return None;
-        }
-        if self.has_rec && (self.outstanding >= self.mshrs || self.loads.front().is_some_and(|&o| self.position >= o + self.rob)) {
+        if self.done || self.waiting() {
             return None;
         }
         Some(self.ready_cycle)
     }
 
+    /// Only a response can move this core on: it holds a record behind a full ROB or with
+    /// every MSHR taken, or its stream is over and misses are still out.
+    pub fn waiting(&self) -> bool {
+        if !self.has_rec {
+            return self.exhausted && self.outstanding > 0;
+        }
+        self.outstanding >= self.mshrs || self.rob_full()
+    }
+
+    fn rob_full(&self) -> bool {
+        self.loads.front().is_some_and(|&o| self.position >= o + self.rob)
+    }
+
+    /// Whether `ready(now)` could do more than count a stall: issue, fetch a record, or find
+    /// the core done. Until then the core is not polled.
+    pub fn due(&self, now: u64) -> bool {
+        if self.done {
+            return false;
+        }
+        if !self.has_rec {
+            return !self.exhausted || self.outstanding == 0;
+        }
+        !self.waiting() && now >= self.ready_cycle
+    }
+
+    /// Accounts the cycles before `to` in which the core was not polled (its state did not
+    /// change in them: only a poll or a response changes it, and both come here first).
+    pub fn catch_up(&mut self, to: u64) {
+        if to > self.acct {
+            self.skip_waiting(self.acct, to);
+            self.acct = to;
+        }
+    }
+
+    /// Cycles `from..to` passed without a poll while this core waited for a response: counts
+    /// them as `ready` polled once per cycle would have (stall cycles, and a ROB stall's
+    /// `ready_at` moving to the cycle after each poll).
+    fn skip_waiting(&mut self, from: u64, to: u64) {
+        if to <= from || !self.has_rec || !self.waiting() {
+            return;
+        }
+        if self.rob_full() {
+            self.stats.rob_stall_cycles += to - from;
+            self.set_ready_at(self.ready_at.max(to as f64));
+        } else {
+            self.stats.mshr_stall_cycles += to.saturating_sub(from.max(self.ready_cycle));
+        }
+    }
+
     pub fn outstanding(&self) -> u32 {
         self.outstanding
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Script(std::vec::IntoIter<(u64, Kind)>);
+
+    impl MissSource for Script {
+        fn next_into(&mut self, r: &mut Record) -> Result<bool, SimError> {
+            Ok(self.0.next().map(|(insts, kind)| {
+                r.insts = insts;
+                r.kind = kind;
+            }).is_some())
+        }
+    }
+
+    /// Runs one core against responses that come `latency(i)` cycles after its i-th issue,
+    /// half of them before the cycle's poll (an event) and half after it (a delivery).
+    /// `every_cycle`: polled each cycle, as before polls were skipped.
+    fn replay(every_cycle: bool, mshrs: u32, rob: u64) -> CoreStats {
+        let recs: Vec<(u64, Kind)> = (0..400u64)
+            .map(|i| ((i * 7919) % 23, [Kind::LoadFill, Kind::LoadFill, Kind::StoreFill, Kind::Writeback][(i % 4) as usize]))
+            .collect();
+        let mut c = Core::new(0, Box::new(Script(recs.into_iter())), mshrs, 0.37, rob);
+        // (cycle, before the poll, read latency, load position)
+        let mut due: Vec<(u64, bool, Option<u64>, Option<u64>)> = Vec::new();
+        let mut issued = 0u64;
+        for now in 0..200_000u64 {
+            let answer = |c: &mut Core, due: &mut Vec<(u64, bool, Option<u64>, Option<u64>)>, before: bool| {
+                while let Some(i) = due.iter().position(|d| d.0 == now && d.1 == before) {
+                    let d = due.remove(i);
+                    c.catch_up(if before { now } else { now + 1 });
+                    c.completed(d.2, d.3);
+                    c.check_done(now);
+                }
+            };
+            answer(&mut c, &mut due, true);
+            if every_cycle || c.due(now) {
+                while let Some(kind) = c.ready(now).unwrap().map(|r| r.kind) {
+                    let load = (kind == Kind::LoadFill).then(|| c.position());
+                    let read = kind != Kind::Writeback;
+                    c.issued(now);
+                    let lat = 5 + (issued * 37) % 90;
+                    due.push((now + lat, issued % 2 == 0, read.then_some(lat), load));
+                    issued += 1;
+                }
+                c.check_done(now);
+            }
+            answer(&mut c, &mut due, false);
+            if c.done {
+                break;
+            }
+        }
+        assert!(c.done);
+        c.stats
+    }
+
+    #[test]
+    fn skipped_polls_count_the_stalls_polling_every_cycle_counts() {
+        for (mshrs, rob) in [(1, 4096), (2, 16), (4, 6), (16, 64)] {
+            let a = replay(true, mshrs, rob);
+            let b = replay(false, mshrs, rob);
+            assert_eq!(a, b, "mshrs {mshrs}, rob {rob}");
+            assert!(a.rob_stall_cycles + a.mshr_stall_cycles > 100, "mshrs {mshrs}, rob {rob}: {a:?}");
+        }
+        assert!(replay(true, 2, 16).rob_stall_cycles > 100 && replay(true, 1, 4096).mshr_stall_cycles > 100);
     }
 }

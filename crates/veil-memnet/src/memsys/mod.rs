@@ -16,6 +16,7 @@ mod carriers;
 mod cores;
 mod modules;
 mod network;
+mod nodeset;
 mod stats;
 pub mod config;
 pub mod cpu;
@@ -202,6 +203,12 @@ pub struct MemSystem {
     pub cores: Vec<Core>,
     pub cpu_nodes: Vec<u32>,
     cores_done: usize,
+    /// Nodes whose injection port has work (a head, a forwarded carrier, a queued message);
+    /// kept only for a policy that pops only what was pushed.
+    inj_nodes: nodeset::NodeSet,
+    /// First cycle whose core polls have not happened yet (a response before it finds its
+    /// core's skipped polls accounted up to here).
+    polled_to: u64,
     read_lat_sum: u64,
     read_lat_n: u64,
     read_lat_max: u64,
@@ -297,6 +304,7 @@ impl MemSystem {
         let q = Queued { id, dest: m.dst, flits: m.flits(), reply_flits, class: m.class() };
         let src = m.src as usize;
         self.policy.push(src, q, now);
+        self.inj_nodes.insert(src);
     }
 
     /// When nothing can happen before a later cycle (network quiescent, no vault or
@@ -316,12 +324,12 @@ impl MemSystem {
             return None;
         }
         let mut next = self.events.peek().map_or(u64::MAX, |r| r.0 .0);
+        // A core waiting for a response moves only at an event or a delivery (the network is
+        // quiescent here, so none comes before the next event): it does not hold the jump, and
+        // its stall cycles are counted over the jump when it is next polled (`Core::catch_up`).
         for c in &self.cores {
-            match c.next_time() {
-                Some(t) => next = next.min(t),
-                // A stalled core counts its stall cycles one by one.
-                None if !c.done => return None,
-                None => {}
+            if let Some(t) = c.next_time() {
+                next = next.min(t);
             }
         }
         let max = self.cfg.max_cycles;
@@ -350,6 +358,7 @@ impl MemSystem {
                 self.handle_event(now, kind, id);
             }
             self.issue_from_cores(now)?;
+            self.polled_to = now + 1;
             self.schedule_vaults(now);
             if !self.finished && self.cores_done == self.cores.len() {
                 self.finished = true;
@@ -374,6 +383,7 @@ impl MemSystem {
                 )));
             }
             if let Some(t) = self.idle_until(now) {
+                self.polled_to = t;
                 self.engine.skip_to(t);
                 continue;
             }

@@ -76,6 +76,7 @@ impl MemSystem {
             EV_DEPART => {
                 let n = self.msgs[id as usize].src as usize;
                 self.fwd[n].push_back(id);
+                self.inj_nodes.insert(n);
                 self.fwd_count += 1;
             }
             _ => self.deliver(now, id),

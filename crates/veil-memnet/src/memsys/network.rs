@@ -11,88 +11,106 @@ impl MemSystem {
         if !self.policy.busy() && self.heads == 0 && self.fwd_count == 0 {
             return;
         }
-        for n in 0..self.head.len() {
-            if self.engine.queued(n) > 0 {
-                continue;
+        if !self.policy.pops_only_pushed() {
+            for n in 0..self.head.len() {
+                self.inject_at(n, now);
             }
-            if self.head[n].is_none() {
-                if let Some(id) = self.fwd[n].pop_front() {
-                    self.fwd_count -= 1;
-                    self.head[n] = Some((id, false));
-                    self.heads += 1;
-                } else {
-                    match self.policy.pop(n, now) {
-                        None => continue,
-                        Some(Injected::Packet(p)) => {
-                            let id = self.new_carrier(n, p, now);
-                            self.head[n] = Some((id, false));
-                            self.heads += 1;
-                        }
-                        Some(Injected::Real(id)) => {
-                            self.head[n] = Some((id, false));
-                            self.heads += 1;
-                        }
-                        Some(Injected::Dummy { dest, flits }) => {
-                            let m = Msg { kind: DUMMY, src: n as u32, dst: dest, issued: now, dummy_flits: flits, ..Default::default() };
-                            let id = self.alloc(m);
-                            self.head[n] = Some((id, false));
-                            self.heads += 1;
-                        }
-                    }
-                }
-            }
-            let (id, stalled) = self.head[n].unwrap();
-            let (src, dst) = (self.msgs[id as usize].src, self.msgs[id as usize].dst);
-            if let Some(otp) = self.otp.as_mut() {
-                match otp.take(src as usize, dst as usize, now) {
-                    Ok(t) => self.msgs[id as usize].ticket = t,
-                    Err(_) => {
-                        if !stalled {
-                            otp.stats.sender_stalls += 1;
-                        }
-                        otp.stats.sender_stall_cycles += 1;
-                        self.head[n] = Some((id, true));
-                        continue;
-                    }
-                }
-            }
-            if let Some(f) = self.functional.as_mut() {
-                let m = &self.msgs[id as usize];
-                let flits = m.flits() as usize;
-                // A carrier's plaintext holds its first message (a dummy's: the dummy command).
-                let inner = m.carrier.as_ref().and_then(|c| c.msgs.first()).map(|&x| &self.msgs[x as usize]);
-                let (kind, line, data) = match (m.kind, inner) {
-                    (CARRIER, Some(x)) => (x.kind, x.addr / 64, x.data.as_deref()),
-                    (CARRIER, None) => (DUMMY, 0, None),
-                    _ => (m.kind, m.addr / 64, m.data.as_deref()),
-                };
-                let plain = f.plaintext(src, dst, m.ticket, kind, line, data, flits);
-                let mut wire = plain.clone();
-                f.encrypt(src, dst, m.ticket, &mut wire);
-                let seq = f.last_seq(src, dst);
-                let m = &mut self.msgs[id as usize];
-                m.plain = plain;
-                m.wire = wire;
-                m.seq = seq;
-            }
-            let m = &self.msgs[id as usize];
-            let real = match &m.carrier {
-                Some(c) => c.real,
-                None => m.kind != DUMMY,
-            };
-            if real {
-                self.real_packets += 1;
-            } else {
-                self.dummy_packets += 1;
-            }
-            self.inj_flits[n] += m.flits() as u64;
-            if let Some(log) = self.wire_log.as_mut() {
-                log.push(WireRecord { at: now, src: n as u32, dst, real, flits: m.flits(), wire: m.wire.clone() });
-            }
-            self.engine.offer(n, Offer { at: now, dest: dst, len: m.flits(), msg: m.class(), tag: id });
-            self.head[n] = None;
-            self.heads -= 1;
+            return;
         }
+        // Only nodes with a head, a forwarded carrier or a queued message can send: visit
+        // those, in node order as the full walk would.
+        let mut n = 0;
+        while let Some(m) = self.inj_nodes.next_from(n) {
+            self.inject_at(m, now);
+            if self.head[m].is_none() && self.fwd[m].is_empty() && !self.policy.queued_at(m) {
+                self.inj_nodes.clear(m);
+            }
+            n = m + 1;
+        }
+    }
+
+    /// One node's injection port at `now` (see `inject`).
+    fn inject_at(&mut self, n: usize, now: u64) {
+        if self.engine.queued(n) > 0 {
+            return;
+        }
+        if self.head[n].is_none() {
+            if let Some(id) = self.fwd[n].pop_front() {
+                self.fwd_count -= 1;
+                self.head[n] = Some((id, false));
+                self.heads += 1;
+            } else {
+                match self.policy.pop(n, now) {
+                    None => return,
+                    Some(Injected::Packet(p)) => {
+                        let id = self.new_carrier(n, p, now);
+                        self.head[n] = Some((id, false));
+                        self.heads += 1;
+                    }
+                    Some(Injected::Real(id)) => {
+                        self.head[n] = Some((id, false));
+                        self.heads += 1;
+                    }
+                    Some(Injected::Dummy { dest, flits }) => {
+                        let m = Msg { kind: DUMMY, src: n as u32, dst: dest, issued: now, dummy_flits: flits, ..Default::default() };
+                        let id = self.alloc(m);
+                        self.head[n] = Some((id, false));
+                        self.heads += 1;
+                    }
+                }
+            }
+        }
+        let (id, stalled) = self.head[n].unwrap();
+        let (src, dst) = (self.msgs[id as usize].src, self.msgs[id as usize].dst);
+        if let Some(otp) = self.otp.as_mut() {
+            match otp.take(src as usize, dst as usize, now) {
+                Ok(t) => self.msgs[id as usize].ticket = t,
+                Err(_) => {
+                    if !stalled {
+                        otp.stats.sender_stalls += 1;
+                    }
+                    otp.stats.sender_stall_cycles += 1;
+                    self.head[n] = Some((id, true));
+                    return;
+                }
+            }
+        }
+        if let Some(f) = self.functional.as_mut() {
+            let m = &self.msgs[id as usize];
+            let flits = m.flits() as usize;
+            // A carrier's plaintext holds its first message (a dummy's: the dummy command).
+            let inner = m.carrier.as_ref().and_then(|c| c.msgs.first()).map(|&x| &self.msgs[x as usize]);
+            let (kind, line, data) = match (m.kind, inner) {
+                (CARRIER, Some(x)) => (x.kind, x.addr / 64, x.data.as_deref()),
+                (CARRIER, None) => (DUMMY, 0, None),
+                _ => (m.kind, m.addr / 64, m.data.as_deref()),
+            };
+            let plain = f.plaintext(src, dst, m.ticket, kind, line, data, flits);
+            let mut wire = plain.clone();
+            f.encrypt(src, dst, m.ticket, &mut wire);
+            let seq = f.last_seq(src, dst);
+            let m = &mut self.msgs[id as usize];
+            m.plain = plain;
+            m.wire = wire;
+            m.seq = seq;
+        }
+        let m = &self.msgs[id as usize];
+        let real = match &m.carrier {
+            Some(c) => c.real,
+            None => m.kind != DUMMY,
+        };
+        if real {
+            self.real_packets += 1;
+        } else {
+            self.dummy_packets += 1;
+        }
+        self.inj_flits[n] += m.flits() as u64;
+        if let Some(log) = self.wire_log.as_mut() {
+            log.push(WireRecord { at: now, src: n as u32, dst, real, flits: m.flits(), wire: m.wire.clone() });
+        }
+        self.engine.offer(n, Offer { at: now, dest: dst, len: m.flits(), msg: m.class(), tag: id });
+        self.head[n] = None;
+        self.heads -= 1;
     }
 
     /// A packet's tail arrived at its destination node.
@@ -158,6 +176,7 @@ impl MemSystem {
                     self.read_lat_max = self.read_lat_max.max(l);
                 }
                 self.release(id);
+                self.cores[core].catch_up(self.polled_to);
                 self.cores[core].completed(lat, load_at);
                 if self.cores[core].check_done(now) {
                     self.cores_done += 1;

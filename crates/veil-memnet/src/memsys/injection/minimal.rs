@@ -34,4 +34,10 @@ impl InjectionPolicy for Minimal {
     fn pending(&self) -> usize {
         self.pending
     }
+    fn pops_only_pushed(&self) -> bool {
+        true
+    }
+    fn queued_at(&self, n: usize) -> bool {
+        !self.q[n].is_empty()
+    }
 }

@@ -108,6 +108,15 @@ pub trait InjectionPolicy: Send {
     fn pop(&mut self, n: usize, now: u64) -> Option<Injected>;
     /// Messages held by the policy (all nodes).
     fn pending(&self) -> usize;
+    /// Whether `pop(n)` returns something only while a message pushed at `n` is held (no
+    /// dummies, rounds or slots of its own): the memory system then visits only nodes with work.
+    fn pops_only_pushed(&self) -> bool {
+        false
+    }
+    /// With `pops_only_pushed`: whether a message pushed at `n` is still held.
+    fn queued_at(&self, _n: usize) -> bool {
+        true
+    }
     /// Whether the policy may inject something without a new message (rounds in progress,
     /// constant-rate slots): the memory system must keep asking and may not fast-forward.
     fn busy(&self) -> bool {
