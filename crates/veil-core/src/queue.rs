@@ -23,17 +23,6 @@ struct Bucket {
     carried: f32,
 }
 
-/// A wait's load-dependent part priced ahead (`SlotQueues::quote`).
-#[derive(Clone, Copy, Debug)]
-pub struct Quote {
-    bucket: u64,
-    md1: f64,
-}
-
-impl Quote {
-    pub const NONE: Quote = Quote { bucket: u64::MAX, md1: 0.0 };
-}
-
 /// A bank of independent queues of the same bucket length and history (a mesh's links, a
 /// chip's memory controllers). One flat array holds every ring, each bucket's two numbers side
 /// by side, so a request touches one or two host cache lines and no per-queue header.
@@ -92,36 +81,6 @@ impl SlotQueues {
     #[inline]
     fn bucket(&self, t: f64) -> u64 {
         (t.max(0.0) as i64 as u64) >> self.shift
-    }
-
-    /// The load-dependent part of the wait a request of `service` cycles would get at queue `q`
-    /// at time `t`, computed now without changing anything. A caller that will book requests
-    /// on several queues one after another, each arrival time depending on the waits before it
-    /// (a packet crossing its route's links), quotes them all first, independently of each
-    /// other, so that the host overlaps the work; `serve_quoted` then uses the quote when the
-    /// request falls in the quoted bucket, which gives exactly `serve`'s result.
-    #[inline]
-    pub fn quote(&self, q: usize, t: f64, service: f64) -> Quote {
-        let b = self.bucket(t);
-        let base = self.base[q];
-        if b < base || b >= base + self.len - self.len / 4 {
-            return Quote::NONE; // late, or the window must slide first
-        }
-        Quote { bucket: b, md1: Self::md1(service as f32, self.load(q, b)) }
-    }
-
-    /// `serve` with a quote taken since the last change to queue `q`.
-    #[inline]
-    pub fn serve_quoted(&mut self, q: usize, t: f64, service: f64, quote: Quote) -> f64 {
-        let b = self.bucket(t);
-        if b != quote.bucket {
-            return self.serve(q, t, service);
-        }
-        let i = self.at(q, b);
-        let drained = (t - ((b << self.shift) as i64 as f64)).max(0.0) as f32;
-        let backlog = (self.buckets[i].carried - drained).max(0.0) as f64;
-        self.book(q, b, i, service as f32);
-        backlog + quote.md1
     }
 
     /// Slides queue `q`'s window so that bucket `b` (and a quarter of the ring after it) fits.
@@ -191,18 +150,12 @@ impl SlotQueues {
         let drained = (t - ((b << self.shift) as i64 as f64)).max(0.0) as f32;
         let backlog = (self.buckets[i].carried - drained).max(0.0) as f64;
         let w = backlog + Self::md1(s, self.load(q, b));
-        self.book(q, b, i, s);
-        w
-    }
-
-    /// Books `s` into bucket `b` (at `i`); what does not fit carries into the next buckets as
-    /// backlog.
-    #[inline]
-    fn book(&mut self, q: usize, b: u64, i: usize, s: f32) {
+        // Book it; what does not fit carries into the next buckets as backlog.
         self.buckets[i].used += s;
         if self.buckets[i].used > self.cap {
             self.carry(q, b);
         }
+        w
     }
 
     #[cold]
@@ -327,25 +280,5 @@ mod tests {
             let md1 = 12.8 * rho / (2.0 * (1.0 - rho));
             assert!((q.mean_wait() / md1 - 1.0).abs() < 0.3, "rho {rho}: {} against M/D/1 {md1}", q.mean_wait());
         }
-    }
-
-    #[test]
-    fn quoted_serving_is_exactly_serving() {
-        // The same requests through `serve` and through quote-then-`serve_quoted` (quotes taken
-        // at a time that is sometimes in another bucket, or before the history) give the same
-        // waits to the bit, over busy, idle, late and sliding stretches.
-        use rand::{Rng, SeedableRng};
-        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
-        let (mut a, mut b) = (SlotQueues::new(3, 6, 16), SlotQueues::new(3, 6, 16));
-        let mut t = 0.0f64;
-        for k in 0..200_000 {
-            t += r.gen::<f64>() * if k % 5000 < 2500 { 4.0 } else { 60.0 };
-            let at = (t - r.gen::<f64>() * 3000.0).max(0.0);
-            let q = r.gen_range(0..3);
-            let s = [1.0, 9.0, 12.8][r.gen_range(0..3)];
-            let quote = b.quote(q, at - r.gen::<f64>() * 100.0, s);
-            assert_eq!(a.serve(q, at, s).to_bits(), b.serve_quoted(q, at, s, quote).to_bits(), "request {k}");
-        }
-        assert!(a.late > 0 && a.late == b.late);
     }
 }

@@ -9,7 +9,7 @@
 //! controller, is added to the fixed latencies the hierarchy already charges (hop, slice,
 //! DRAM), so with contention off the model is exactly the latency-only one.
 
-use veil_core::{Quote, SlotQueues};
+use veil_core::SlotQueues;
 
 /// Flits of a control packet (request, invalidation, acknowledgement): one head flit.
 pub const CTRL_FLITS: f64 = 1.0;
@@ -17,9 +17,6 @@ pub const CTRL_FLITS: f64 = 1.0;
 /// Bucket length of the queues, log2 cycles, and their history length.
 const BUCKET_SHIFT: u32 = 10;
 const BUCKETS: usize = 128;
-
-/// Links of a route quoted ahead (an 8 x 8 mesh's longest route has 14).
-const MAX_QUOTED: usize = 32;
 
 /// Directions of a tile's four outgoing links.
 const EAST: usize = 0;
@@ -125,24 +122,10 @@ impl Fabric {
             return 0.0;
         }
         let route = XyRoute::new(self.cols, self.coord[a as usize], self.coord[b as usize]);
-        // Each link's wait decides when the packet reaches the next one, a chain the host
-        // cannot overlap. Most packets cross their whole route within the bucket they leave
-        // in, and the links of a route are distinct: each link's load term is quoted first, all
-        // independently, and the chain then only adds each link's backlog.
-        let mut quotes = [Quote::NONE; MAX_QUOTED];
-        let mut n = 0;
-        route.each(|l| {
-            if n < MAX_QUOTED {
-                quotes[n] = links.quote(l, t, flits);
-                n += 1;
-            }
-        });
         let mut t = t;
         let mut wait = 0.0;
-        let mut k = 0;
         route.each(|l| {
-            let w = links.serve_quoted(l, t, flits, if k < MAX_QUOTED { quotes[k] } else { Quote::NONE });
-            k += 1;
+            let w = links.serve(l, t, flits);
             wait += w;
             t += w + self.hop;
             self.flit_hops += flits;
@@ -321,7 +304,7 @@ mod tests {
     }
 
     #[test]
-    fn quoted_route_books_exactly_as_hop_by_hop() {
+    fn xy_route_books_exactly_as_hop_by_hop() {
         // The plain walk: one link at a time, each booked when the packet reaches it.
         fn reference(q: &mut SlotQueues, cols: u32, a: u32, b: u32, flits: f64, mut t: f64, hop: f64) -> f64 {
             let (mut x, mut y, bx, by) = (a % cols, a / cols, b % cols, b / cols);
