@@ -66,10 +66,6 @@ impl SlotQueues {
         }
     }
 
-    pub fn queues(&self) -> usize {
-        self.base.len()
-    }
-
     /// Position of bucket `b` of queue `q` in the flat array.
     #[inline]
     fn at(&self, q: usize, b: u64) -> usize {
@@ -280,5 +276,24 @@ mod tests {
             let md1 = 12.8 * rho / (2.0 * (1.0 - rho));
             assert!((q.mean_wait() / md1 - 1.0).abs() < 0.3, "rho {rho}: {} against M/D/1 {md1}", q.mean_wait());
         }
+    }
+
+    #[test]
+    fn a_bank_holds_independent_queues() {
+        // Requests spread over a bank of three queues wait exactly as on three queues of their
+        // own, through busy, idle, late and sliding stretches.
+        use rand::{Rng, SeedableRng};
+        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut bank = SlotQueues::new(3, 6, 16);
+        let mut own: Vec<SlotQueue> = (0..3).map(|_| SlotQueue::new(6, 16)).collect();
+        let mut t = 0.0f64;
+        for k in 0..200_000 {
+            t += r.gen::<f64>() * if k % 5000 < 2500 { 4.0 } else { 60.0 };
+            let at = (t - r.gen::<f64>() * 3000.0).max(0.0);
+            let q = r.gen_range(0..3);
+            let s = [1.0, 9.0, 12.8][r.gen_range(0..3)];
+            assert_eq!(bank.serve(q, at, s).to_bits(), own[q].serve(at, s).to_bits(), "request {k}");
+        }
+        assert!(bank.late > 0 && bank.late == own.iter().map(|q| q.late).sum::<u64>());
     }
 }
