@@ -13,7 +13,7 @@ pub mod rng;
 pub mod stats;
 pub mod time;
 
-pub use queue::SlotQueue;
+pub use queue::{SlotQueue, SlotQueues};
 pub use rng::{RngStreams, StreamRng};
 pub use stats::{Accumulator, Histogram};
 pub use time::{Cycle, EventQueue};

@@ -3,13 +3,13 @@
 //!
 //! Graphite, the paper's simulator, models both as queues (its `emesh_hop_by_hop` network with a
 //! link contention model, its DRAM controllers with a bandwidth and a queue model, both
-//! `history_tree`). Here each directed link and each controller is a [`SlotQueue`] (veil-core):
-//! a link serves one flit per cycle, a controller one 64-byte line per `line_bytes /
+//! `history_tree`). Here each directed link and each controller is a queue of a
+//! [`SlotQueues`] bank (veil-core): a link serves one flit per cycle, a controller one 64-byte line per `line_bytes /
 //! bandwidth`. A packet's wait at each link it crosses, and a DRAM access's wait at its
 //! controller, is added to the fixed latencies the hierarchy already charges (hop, slice,
 //! DRAM), so with contention off the model is exactly the latency-only one.
 
-use veil_core::SlotQueue;
+use veil_core::SlotQueues;
 
 /// Flits of a control packet (request, invalidation, acknowledgement): one head flit.
 pub const CTRL_FLITS: f64 = 1.0;
@@ -42,11 +42,12 @@ pub struct FabricConfig {
 pub struct Fabric {
     cols: u32,
     coord: Vec<(u16, u16)>,
-    links: Vec<SlotQueue>,
+    /// Four outgoing links per tile (queue tile x 4 + direction); none with links off.
+    links: Option<SlotQueues>,
     data_flits: f64,
     hop: f64,
     ctrl_tile: Vec<u32>,
-    ctrls: Vec<SlotQueue>,
+    ctrls: Option<SlotQueues>,
     ctrl_service: f64,
     per_tile: bool,
     /// Flit-hops carried and the total wait of packets at links; the same for DRAM accesses.
@@ -63,11 +64,11 @@ impl Fabric {
     pub fn new(c: FabricConfig) -> Self {
         let rows = (c.tiles as f64).sqrt().floor().max(1.0) as u32;
         let cols = c.tiles.div_ceil(rows);
-        let links = if c.flit_bytes > 0 { (0..4 * c.tiles).map(|_| SlotQueue::new(BUCKET_SHIFT, BUCKETS)).collect() } else { Vec::new() };
+        let links = (c.flit_bytes > 0).then(|| SlotQueues::new(4 * c.tiles as usize, BUCKET_SHIFT, BUCKETS));
         let n = c.controllers.clamp(1, c.tiles);
         // Fewer controllers than tiles: spread evenly over the tile ids (tile i * T / n).
         let ctrl_tile: Vec<u32> = (0..n).map(|i| (i as u64 * c.tiles as u64 / n as u64) as u32).collect();
-        let ctrls = if c.controller_bytes_per_cycle > 0.0 { (0..n).map(|_| SlotQueue::new(BUCKET_SHIFT, BUCKETS)).collect() } else { Vec::new() };
+        let ctrls = (c.controller_bytes_per_cycle > 0.0).then(|| SlotQueues::new(n as usize, BUCKET_SHIFT, BUCKETS));
         let flit = c.flit_bytes.max(1) as f64;
         Self {
             cols,
@@ -109,42 +110,26 @@ impl Fabric {
     }
 
     pub fn links_on(&self) -> bool {
-        !self.links.is_empty()
+        self.links.is_some()
     }
 
     /// Sends a packet of `flits` from tile `a` to tile `b` (X first, then Y), leaving at `t`;
     /// returns its total wait at the links on the way.
     #[inline]
     pub fn send(&mut self, a: u32, b: u32, flits: f64, t: f64) -> f64 {
-        if self.links.is_empty() || a == b {
+        let Some(links) = self.links.as_mut() else { return 0.0 };
+        if a == b {
             return 0.0;
         }
-        let (mut x, mut y) = self.coord[a as usize];
-        let (bx, by) = self.coord[b as usize];
+        let route = XyRoute::new(self.cols, self.coord[a as usize], self.coord[b as usize]);
         let mut t = t;
         let mut wait = 0.0;
-        while (x, y) != (bx, by) {
-            let dir = if x < bx {
-                EAST
-            } else if x > bx {
-                WEST
-            } else if y > by {
-                NORTH
-            } else {
-                SOUTH
-            };
-            let tile = y as u32 * self.cols + x as u32;
-            let w = self.links[(tile * 4) as usize + dir].serve(t, flits);
+        route.each(|l| {
+            let w = links.serve(l, t, flits);
             wait += w;
             t += w + self.hop;
             self.flit_hops += flits;
-            match dir {
-                EAST => x += 1,
-                WEST => x -= 1,
-                NORTH => y -= 1,
-                _ => y += 1,
-            }
-        }
+        });
         self.link_wait += wait;
         wait
     }
@@ -170,8 +155,8 @@ impl Fabric {
         let hops = self.hops(home, ct);
         let mut wait = self.send(home, ct, CTRL_FLITS, t);
         let at = t + wait + hops as f64 * self.hop;
-        if !self.ctrls.is_empty() {
-            let w = self.ctrls[i].serve(at, self.ctrl_service);
+        if let Some(ctrls) = self.ctrls.as_mut() {
+            let w = ctrls.serve(i, at, self.ctrl_service);
             self.dram_served += 1;
             self.dram_wait += w;
             wait += w;
@@ -188,8 +173,8 @@ impl Fabric {
         let (i, ct) = self.controller(line, home);
         let df = self.data_flits;
         let w = self.send(home, ct, df, t);
-        if !self.ctrls.is_empty() {
-            self.ctrls[i].serve(t + w, self.ctrl_service);
+        if let Some(ctrls) = self.ctrls.as_mut() {
+            ctrls.serve(i, t + w, self.ctrl_service);
         }
     }
 
@@ -199,6 +184,52 @@ impl Fabric {
         let (ax, ay) = self.coord[a as usize];
         let (bx, by) = self.coord[b as usize];
         (ax.abs_diff(bx) + ay.abs_diff(by)) as u32
+    }
+}
+
+/// The directed links an X-Y routed packet crosses, in order: link `tile x 4 + direction`
+/// leaves `tile`.
+#[derive(Clone, Copy)]
+struct XyRoute {
+    cols: usize,
+    from: usize,
+    /// Hops east (positive) or west, then south (positive) or north.
+    dx: i32,
+    dy: i32,
+}
+
+impl XyRoute {
+    #[inline]
+    fn new(cols: u32, (ax, ay): (u16, u16), (bx, by): (u16, u16)) -> Self {
+        let cols = cols as usize;
+        Self { cols, from: ay as usize * cols + ax as usize, dx: bx as i32 - ax as i32, dy: by as i32 - ay as i32 }
+    }
+
+    #[inline]
+    fn each(&self, mut f: impl FnMut(usize)) {
+        let mut tile = self.from;
+        if self.dx > 0 {
+            for _ in 0..self.dx {
+                f(tile * 4 + EAST);
+                tile += 1;
+            }
+        } else {
+            for _ in 0..-self.dx {
+                f(tile * 4 + WEST);
+                tile -= 1;
+            }
+        }
+        if self.dy < 0 {
+            for _ in 0..-self.dy {
+                f(tile * 4 + NORTH);
+                tile -= self.cols;
+            }
+        } else {
+            for _ in 0..self.dy {
+                f(tile * 4 + SOUTH);
+                tile += self.cols;
+            }
+        }
     }
 }
 
@@ -269,6 +300,41 @@ mod tests {
         for k in 0..1000 {
             assert_eq!(f.send(0, 63, 9.0, 0.0), 0.0);
             assert_eq!(f.dram_read(k, 5, 0.0).0, 0.0);
+        }
+    }
+
+    #[test]
+    fn xy_route_books_exactly_as_hop_by_hop() {
+        // The plain walk: one link at a time, each booked when the packet reaches it.
+        fn reference(q: &mut SlotQueues, cols: u32, a: u32, b: u32, flits: f64, mut t: f64, hop: f64) -> f64 {
+            let (mut x, mut y, bx, by) = (a % cols, a / cols, b % cols, b / cols);
+            let mut wait = 0.0;
+            while (x, y) != (bx, by) {
+                let dir = if x < bx { EAST } else if x > bx { WEST } else if y > by { NORTH } else { SOUTH };
+                let w = q.serve(((y * cols + x) * 4) as usize + dir, t, flits);
+                wait += w;
+                t += w + hop;
+                match dir {
+                    EAST => x += 1,
+                    WEST => x -= 1,
+                    NORTH => y -= 1,
+                    _ => y += 1,
+                }
+            }
+            wait
+        }
+        use rand::{Rng, SeedableRng};
+        let mut r = veil_core::StreamRng::seed_from_u64(3);
+        let mut f = fabric(64, 8, 64, 0.0);
+        let mut q = SlotQueues::new(4 * 64, BUCKET_SHIFT, BUCKETS);
+        let mut t = 0.0;
+        for k in 0..100_000 {
+            t += r.gen::<f64>() * 3.0;
+            let (a, b) = (r.gen_range(0..64), r.gen_range(0..64));
+            let flits = if r.gen::<bool>() { CTRL_FLITS } else { 9.0 };
+            let at = (t - r.gen::<f64>() * 2000.0).max(0.0);
+            let want = reference(&mut q, 8, a, b, flits, at, 2.0);
+            assert_eq!(f.send(a, b, flits, at).to_bits(), want.to_bits(), "packet {k}");
         }
     }
 }
