@@ -64,7 +64,11 @@ impl Fabric {
     pub fn new(c: FabricConfig) -> Self {
         let rows = (c.tiles as f64).sqrt().floor().max(1.0) as u32;
         let cols = c.tiles.div_ceil(rows);
-        let links = (c.flit_bytes > 0).then(|| SlotQueues::new(4 * c.tiles as usize, BUCKET_SHIFT, BUCKETS));
+        // Links for the whole rectangle: with a partial last row (tiles not rows x cols) an X-Y
+        // route from that row runs along it past its last tile, through mesh positions that hold
+        // a router but no core.
+        let positions = cols * c.tiles.div_ceil(cols);
+        let links = (c.flit_bytes > 0).then(|| SlotQueues::new(4 * positions as usize, BUCKET_SHIFT, BUCKETS));
         let n = c.controllers.clamp(1, c.tiles);
         // Fewer controllers than tiles: spread evenly over the tile ids (tile i * T / n).
         let ctrl_tile: Vec<u32> = (0..n).map(|i| (i as u64 * c.tiles as u64 / n as u64) as u32).collect();
@@ -94,9 +98,9 @@ impl Fabric {
         self.data_flits
     }
 
-    /// Directed links of the mesh (four per tile, edge ones unused).
+    /// Directed links of the mesh (the whole rectangle of positions, a partial last row included).
     pub fn link_count(&self) -> usize {
-        let rows = self.coord.len() as u32 / self.cols.max(1);
+        let rows = (self.coord.len() as u32).div_ceil(self.cols.max(1));
         (2 * (self.cols.saturating_sub(1) * rows + rows.saturating_sub(1) * self.cols)) as usize
     }
 
@@ -239,6 +243,26 @@ mod tests {
 
     fn fabric(tiles: u32, flit: u32, ctrls: u32, bw: f64) -> Fabric {
         Fabric::new(FabricConfig { tiles, hop_cycles: 2.0, flit_bytes: flit, controllers: ctrls, controller_bytes_per_cycle: bw })
+    }
+
+    #[test]
+    fn every_pair_routes_on_a_mesh_with_a_partial_last_row() {
+        // 7 tiles: 2 rows of 4 columns, the last row holding 3; 32 tiles: 5 rows of 7, the last
+        // holding 4. X-Y routes from the last row run past its last tile (they used to index a
+        // link beyond the table and panic).
+        for tiles in [7u32, 32, 64] {
+            let mut f = fabric(tiles, 8, 0, 0.0);
+            for a in 0..tiles {
+                for b in 0..tiles {
+                    assert!(f.send(a, b, 9.0, 100.0) >= 0.0);
+                }
+            }
+            let rows = (tiles as f64).sqrt().floor() as usize;
+            let cols = (tiles as usize).div_ceil(rows);
+            let full = tiles as usize / cols;
+            let rows_all = (tiles as usize).div_ceil(cols);
+            assert!(f.link_count() >= 2 * ((cols - 1) * full + (rows_all - 1) * cols), "{tiles}");
+        }
     }
 
     #[test]
