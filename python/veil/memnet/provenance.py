@@ -25,7 +25,8 @@ register_headlines("memnet", ["memnet/ghost_traces/ghost_non_minimal_runtime_the
                    source="paper abstract and §VIII (conclusion); §VII for the baselines")
 
 # Assumptions with declared ranges that the headline rows depend on (`veil explain` moves them;
-# docs/memnet.md, "Assumptions"). The paper's own values were stripped from the text we have.
+# docs/memnet.md, "Headline rows and the assumptions they rest on"). The paper's own values were
+# stripped from the text we have.
 _MEMSYS_ROWS = ["memnet/ghost_*"]
 register_assumption(
     "memnet", "serdes_ns", value=3.2, lo=1.6, hi=6.4, unit="ns", knobs=["memnet.memsys.serdes_ns"],
