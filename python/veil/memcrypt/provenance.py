@@ -105,8 +105,8 @@ register_assumption(
     "memcrypt", "adaptive_off_max", value=0, lo=0, hi=2, unit="fills",
     knobs=["memcrypt.run.adaptive_off_max"], applies=ADAPTIVE,
     what="adaptive re-ordering: a page stops when its window holds at most this many fills with frequent values",
-    source="chosen, not fitted (beyond the paper): 0 stops only pages with no frequent fill at all (the issue's "
-           "rule), 2 of 8 is the most before the page's pairs pay for a bitmap line")
+    source="chosen, not fitted (beyond the paper): 0 stops only pages with no frequent fill at all (the "
+           "rule as first asked for), 2 of 8 is the most before the page's pairs pay for a bitmap line")
 register_assumption(
     "memcrypt", "adaptive_on_min", value=2, lo=1, hi=4, unit="fills",
     knobs=["memcrypt.run.adaptive_on_min"], applies=ADAPTIVE,

@@ -25,13 +25,13 @@ register_headlines("memnet", ["memnet/ghost_traces/ghost_non_minimal_runtime_the
                    source="paper abstract and §VIII (conclusion); §VII for the baselines")
 
 # Assumptions with declared ranges that the headline rows depend on (`veil explain` moves them;
-# docs/memnet.md, "Headline rows and the assumptions they rest on"). The paper's own values were
-# stripped from the text we have.
+# docs/memnet.md, "Headline rows and the assumptions they rest on"). The paper does not give its
+# own values for these.
 _MEMSYS_ROWS = ["memnet/ghost_*"]
 register_assumption(
     "memnet", "serdes_ns", value=3.2, lo=1.6, hi=6.4, unit="ns", knobs=["memnet.memsys.serdes_ns"],
     applies=_MEMSYS_ROWS, what="SerDes latency of an off-chip link (both ends)",
-    source="the paper's value was stripped; Kim et al. (PACT 2013, the memory-centric network the paper builds "
+    source="the paper does not give its value; Kim et al. (PACT 2013, the memory-centric network the paper builds "
            "on) model SerDes as a fixed per-link latency; half to twice Veil's 3.2 ns (four network cycles) is "
            "Veil's bracket")
 register_assumption(
@@ -46,8 +46,8 @@ register_assumption(
 register_assumption(
     "memnet", "vc_buf_size", value=8, levels=(4, 8, 16), knobs=["memnet.memsys.vc_buf_size"], applies=_MEMSYS_ROWS,
     what="flit buffers per virtual channel in each memory module's router",
-    source="BookSim2's default (vc_buf_size = 8), which the validated router follows; the paper's router "
-           "buffers were stripped; half to twice that are Veil's levels")
+    source="BookSim2's default (vc_buf_size = 8), which the validated router follows; the paper does not "
+           "give its router buffers; half to twice that are Veil's levels")
 register_assumption(
     "memnet", "global_latency", value=1, lo=1, hi=8, unit="cycles", knobs=["memnet.memsys.global_latency"],
     applies=_MEMSYS_ROWS, what="wire latency of a dragonfly's global links (between groups of cubes)",
