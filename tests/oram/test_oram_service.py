@@ -246,16 +246,22 @@ def test_clients_beyond_the_cap_are_queued_past_the_admission_deadline(server):
     held = [s.client(timeout=15) for _ in range(2)]
     for c in held:
         assert c.get(2) == synthetic(3, 2, 256)
+    # The held clients leave after 2.5 s, well inside the 5 s idle timeout: a queued connection
+    # is itself subject to that idle timeout while it waits (a known limit, docs/oram-service.md),
+    # so a wait that ended at the held clients' own idle timeout raced two equal 5 s timers.
+    release = threading.Timer(2.5, lambda: [c.close() for c in held])
+    release.start()
     t0 = time.perf_counter()
-    with s.client(timeout=15) as c:
-        assert c.get(1) == synthetic(3, 1, 256)
-        assert c.retries == 0 and c.sessions_opened == 1
+    try:
+        with s.client(timeout=15) as c:
+            assert c.get(1) == synthetic(3, 1, 256)
+            assert c.retries == 0 and c.sessions_opened == 1
+    finally:
+        release.join()
     waited = time.perf_counter() - t0
-    # queued on its first connection until a held client's 5 s idle timeout; cut at the 1 s
-    # deadline, its three tries were over after ~3 s
-    assert 4.0 < waited < 10.0, waited
-    for c in held:
-        c.close()
+    # queued on its first connection until a held client left; cut at the 1 s deadline, its
+    # three tries would have been over after ~3 s with no answer
+    assert 2.0 < waited < 5.0, waited
 
 
 def _tamper(tmp_path, name, store, block):
