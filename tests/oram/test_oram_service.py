@@ -247,7 +247,7 @@ def test_clients_beyond_the_cap_are_queued_past_the_admission_deadline(server):
     for c in held:
         assert c.get(2) == synthetic(3, 2, 256)
     # The held clients leave after 2.5 s, well inside the 5 s idle timeout: a queued connection
-    # is itself subject to that idle timeout while it waits (a known limit, docs/oram-service.md),
+    # is itself subject to that idle timeout while it waits (suspected, docs/oram-service.md),
     # so a wait that ended at the held clients' own idle timeout raced two equal 5 s timers.
     release = threading.Timer(2.5, lambda: [c.close() for c in held])
     release.start()
