@@ -187,7 +187,7 @@ def _intro(ctx, real: bool, recs: int, warm: int) -> None:
              "regions with caches and frequent value tracking simulated); a short trace gives at most half its records "
              "to the warm-up and times the rest. "
              "Every number comes from the mechanisms: the machine is the paper's Table 2, no constant was fitted "
-             "to a workload. Nine global model choices were made while looking at these results (docs/memcrypt.md, "
+             "to a workload. Nine global model choices were made while looking at these results (docs/memcrypt-model.md, "
              "'calibrated'; python/veil/memcrypt/provenance.py): the stream bitmap prefetcher, bitmap-line updates only "
              "when a bitmap changes, SDRAM banks that take their next command during a read's CAS latency, "
              "pointer-chasing dependences inferred from fetched words, SDRAM reservations kept in time order, a write "
@@ -195,7 +195,7 @@ def _intro(ctx, real: bool, recs: int, warm: int) -> None:
              "lines fetched alongside the page walks of a data TLB. The MACs travel beside each line (the paper's "
              "§2.2); the per-line counters (nonces) are in memory under a counter tree with a 32 KB counter cache, "
              "charged in every figure (each caption says so; counters on chip, free, are the ablation of the "
-             "'Replay protection and its cost' table). docs/memcrypt.md gives every parameter and its source.")
+             "'Replay protection and its cost' table). docs/memcrypt-model.md gives every parameter and its source.")
 
 
 def _fig5(ctx, R: _Runs) -> None:
