@@ -73,6 +73,9 @@ SPEEDUPS = {  # label -> (spec variant, base variant)
 }
 # The extremes of value locality, run for adaptive re-ordering only.
 EXTREMES = ("synthetic-random", "synthetic-zero")
+# (records timed, records of warm-up) per run, in the quick and in the full report; the row checks
+# (rowchecks.py) rerun the quick report's runs, so they take their lengths from here too.
+RECORDS = {"quick": (250_000, 250_000), "full": (4_000_000, 1_000_000)}
 ADAPTIVE_VARIANTS = ("aes_base", "aes_norder", "aes_spec", "aes_adaptive")
 # The speedup bound's machines: each speculating scheme with free cryptography (every cipher
 # latency and compare zero) and the same traffic (MACs, bitmap lines, counters, bus).
@@ -86,6 +89,12 @@ BOUND_MACHINE = {"tdes_spec16": "tdes_spec_z0", "tdes_spec32": "tdes_spec_z0"}
 # request can find its row open), measured up to +0.012% on synthetic streams
 # (crates/veil-memcrypt/tests/timing.rs, BOUND_TOL).
 BOUND_TOL = 0.001
+
+
+def run_length(quick: bool, extreme: bool = False) -> dict[str, Any]:
+    """A run's length fields: the middle of a trace, or an extreme stream (on the 256 KB L2)."""
+    recs, warm = RECORDS["quick" if quick else "full"]
+    return {"max_records": recs, "warmup_records": warm, **({"l2_kb": 256} if extreme else {"window": "middle"})}
 
 
 def row(label: str, value: float | None, **kw) -> Row:
@@ -109,11 +118,10 @@ def _bars(ax, workloads: list[str], series: dict[str, list[float]], ylabel: str)
                      order=40)
 def reproduce(ctx) -> None:
     workloads, real = reproducer_workloads()
-    recs = 250_000 if ctx.quick else 4_000_000
-    warm = 250_000 if ctx.quick else 1_000_000
-    rows = [{"workload": w, "max_records": recs, "warmup_records": warm, "window": "middle", "l2_kb": l2, **f}
+    recs, warm = RECORDS["quick" if ctx.quick else "full"]
+    rows = [{"workload": w, **run_length(ctx.quick), "l2_kb": l2, **f}
             for w in workloads for f, l2 in VARIANTS.values()]
-    rows += [{"workload": w, "max_records": recs, "warmup_records": warm, "l2_kb": 256, **VARIANTS[v][0]}
+    rows += [{"workload": w, **run_length(ctx.quick, extreme=True), **VARIANTS[v][0]}
              for w in EXTREMES for v in ADAPTIVE_VARIANTS]
     res = ctx.run_many("memcrypt.run", {}, rows)
     names = list(VARIANTS)
