@@ -143,31 +143,7 @@ impl MemSystem {
             secure: cfg.secure.clone(),
         };
         let policy = injection::build(&cfg.injection, &net)?;
-        let secure = !matches!(cfg.injection.as_str(), "minimal" | "direct");
-        // Secure packets are padded to packet_flits; a pad covers the largest packet.
-        let pad_blocks = if secure { PAD_BLOCKS.max(cfg.secure.packet_flits as u64) } else { PAD_BLOCKS };
-        let otp = enc.end_to_end_pads().then(|| {
-            OtpBuffers::new(
-                OtpParams {
-                    depth: e.otp_depth,
-                    aes_latency: e.aes_latency as u64,
-                    blocks_per_cycle: e.aes_blocks_per_cycle,
-                    pad_blocks,
-                    counter_bits: e.counter_bits,
-                    rekey_cycles: e.rekey_cycles,
-                },
-                nodes,
-                cfg.network.seed,
-            )
-        });
-        let functional = e.functional.then(|| {
-            // Every node gets a certified device key; a CPU's node is the CPU's, the rest are modules'.
-            let mut roles = vec![Role::Module; nodes];
-            for &n in &cpu_nodes {
-                roles[n as usize] = Role::Cpu;
-            }
-            Functional::new(cfg.network.seed, &roles, e.otp_depth, pad_blocks, e.check_bits)
-        });
+        let (pad_blocks, otp, functional) = end_to_end_state(cfg, &*enc, &cpu_nodes, nodes);
         let nv = modules * m.vaults as usize;
         Ok(Self {
             policy,
@@ -225,6 +201,43 @@ impl MemSystem {
             wire_log: None,
         })
     }
+}
+
+/// The end-to-end encryption's state: the pad length in blocks, the per-pair OTP buffers (for
+/// schemes with end-to-end pads) and the functional engines (with `encryption.functional`).
+fn end_to_end_state(
+    cfg: &MemSysConfig,
+    enc: &dyn Encryption,
+    cpu_nodes: &[u32],
+    nodes: usize,
+) -> (u64, Option<OtpBuffers>, Option<Functional>) {
+    let e = &cfg.encryption;
+    let secure = !matches!(cfg.injection.as_str(), "minimal" | "direct");
+    // Secure packets are padded to packet_flits; a pad covers the largest packet.
+    let pad_blocks = if secure { PAD_BLOCKS.max(cfg.secure.packet_flits as u64) } else { PAD_BLOCKS };
+    let otp = enc.end_to_end_pads().then(|| {
+        OtpBuffers::new(
+            OtpParams {
+                depth: e.otp_depth,
+                aes_latency: e.aes_latency as u64,
+                blocks_per_cycle: e.aes_blocks_per_cycle,
+                pad_blocks,
+                counter_bits: e.counter_bits,
+                rekey_cycles: e.rekey_cycles,
+            },
+            nodes,
+            cfg.network.seed,
+        )
+    });
+    let functional = e.functional.then(|| {
+        // Every node gets a certified device key; a CPU's node is the CPU's, the rest are modules'.
+        let mut roles = vec![Role::Module; nodes];
+        for &n in cpu_nodes {
+            roles[n as usize] = Role::Cpu;
+        }
+        Functional::new(cfg.network.seed, &roles, e.otp_depth, pad_blocks, e.check_bits)
+    });
+    (pad_blocks, otp, functional)
 }
 
 /// Checks the module, encryption and CPU settings; the page policy is open (true) or closed.
