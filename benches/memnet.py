@@ -125,7 +125,7 @@ def bench_mesh_process(ctx) -> None:
             with cpu_hog():
                 _mesh_pairs(ctx, binary, d, "beside_hog")
             return
-        ctx.log("no BookSim2 binary: set BOOKSIM=path (docs/memnet.md says how to build it) for the "
+        ctx.log("no BookSim2 binary: set BOOKSIM=path (docs/memnet-network.md says how to build it) for the "
                 "same-run ratio; against the recorded time instead: " + booksim.RECORDED["text"])
         ctx.log(load())
         runs = [booksim.run_veil_process(d) for _ in range(2)]
@@ -218,7 +218,7 @@ def bench_memsys(ctx):
 
 # The adversary's record (veil memnet leak): the same uniform run with observation off and on
 # (every channel traversal and injection recorded, handed to numpy). Off must cost nothing
-# measurable against a build without the hooks (docs/memnet.md gives that comparison); on
+# measurable against a build without the hooks (docs/memnet-adversary.md gives that comparison); on
 # costs the recording and the copy.
 OBSERVE_REQUESTS_PER_CPU = 12_500
 

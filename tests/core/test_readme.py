@@ -39,3 +39,16 @@ def test_the_repository_readme_has_the_generated_table():
     body = text.split(readme.START, 1)[1].split(readme.END, 1)[0]
     for system in readme.SYSTEMS:
         assert f"| `{system}` |" in body, system
+
+
+def test_the_docs_column_lists_every_page_of_a_system_and_its_main_page_links_them():
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    for system in readme.SYSTEMS:
+        on_disk = sorted(p.stem.split("-", 1)[1] for p in docs.glob(f"{system}-*.md"))
+        assert on_disk == sorted(readme.PAGES.get(system, ())), system
+        main = (docs / f"{system}.md").read_text()
+        for page in readme.PAGES.get(system, ()):
+            assert f"({system}-{page}.md" in main, f"docs/{system}.md does not link {system}-{page}.md"
+            assert f"[{page}](docs/{system}-{page}.md)" in readme.docs_cell(system)

@@ -108,7 +108,7 @@ def test_one_tracing_a_side_reads_the_execution_as_the_secret_and_the_measuremen
 
 
 def test_the_committed_measurement_across_tracings_holds_the_criterion():
-    """docs/memnet.md, "Executions: the null across tracings": at least two of the suite's
+    """docs/memnet-adversary.md, "Executions: the null across tracings": at least two of the suite's
     multi-threaded programs and one of our own, 40 independent tracings each, at most 1% of the
     same-secret verdicts flagged, and the one-tracing-a-side contrast flagged. A check of the
     committed measurement (re-running it takes hours), tied to the code by the threshold: every

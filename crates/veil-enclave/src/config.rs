@@ -1,5 +1,5 @@
 //! Configuration of one simulation: the machine, the execution model, the exit policy and the
-//! Server workload's size. Every default and its source is listed in `docs/enclave.md`.
+//! Server workload's size. Every default and its source is listed in `docs/enclave-model.md`.
 
 use serde::{Deserialize, Serialize};
 
@@ -76,7 +76,7 @@ impl Policy {
     }
 }
 
-/// Which threads live on the tiles and how they are placed (`place.rs`, docs/enclave.md).
+/// Which threads live on the tiles and how they are placed (`place.rs`, docs/enclave-model.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placement {

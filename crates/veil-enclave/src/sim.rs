@@ -37,7 +37,7 @@ pub enum Cat {
 
 pub const CAT_NAMES: [&str; 9] = ["workload", "pack", "unpack", "syscall", "polling", "ecall", "ocall", "ctx_switch", "client"];
 
-// Footprints of the access streams (documented in docs/enclave.md).
+// Footprints of the access streams (documented in docs/enclave-model.md).
 const ARGS_LINES: u64 = 8;
 const GLOBAL_KERNEL_LINES: u64 = 16 * 1024 / 64;
 /// Lines of its stack a responder touches to run one call.

@@ -2,7 +2,7 @@
 //! server, as a table of steps. Each step does some application work inside the enclave and
 //! then, optionally, one system call. Compute costs are cycles on the out-of-order enclave core;
 //! memory stalls come from the cache model, fed by the access streams listed per step.
-//! `docs/enclave.md` gives the source of every number.
+//! `docs/enclave-model.md` gives the source of every number.
 
 /// Which enclave buffer a call's data comes from or goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -74,7 +74,7 @@ fn bl_clients_sharing_cores_at_64_workers_make_scaling_sub_linear() {
 /// EX-L at 32 workers already fills the chip with worker-responder pairs: a client lands on its
 /// responder's core, so the responder no longer has a core to itself and sleeps on its timer;
 /// SSE at 32 workers has idle cores for the clients and its responders stay on the SSEs. This
-/// is why clients on the chip separate EX-L from SSE at 32 workers (docs/enclave.md).
+/// is why clients on the chip separate EX-L from SSE at 32 workers (docs/enclave-model.md).
 #[test]
 fn exl_clients_make_responders_sleep_at_32_workers_but_not_sse() {
     assert_eq!(get(Model::ExL, 32, OFF).counters.responder_sleeps, 0);
@@ -107,7 +107,7 @@ fn client_work_costs_only_where_clients_share_cores() {
 
 /// Clients cannot produce EX-L's decrease: EX-L at 32 workers already has as many threads as
 /// cores, so a client's work lands on EX-L at 32 and at 64 workers, but on BL only at 64. More
-/// client work lowers BL's 32 -> 64 gain and raises EX-L's (docs/enclave.md, "EX-L's decrease").
+/// client work lowers BL's 32 -> 64 gain and raises EX-L's (docs/enclave-shapes.md, "EX-L's decrease").
 #[test]
 fn heavier_clients_lower_bl_scaling_and_raise_exl_scaling() {
     let mut cfgs = Vec::new();

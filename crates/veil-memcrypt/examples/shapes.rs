@@ -1,4 +1,4 @@
-//! Investigation driver (how docs/memcrypt.md's bitmap and DRAM choices were examined):
+//! Investigation driver (how docs/memcrypt-model.md's bitmap and DRAM choices were examined):
 //! `cargo run --release -p veil-memcrypt --example shapes TRACE RECORDS [field=value ...]` runs the unprotected machine,
 //! AES / TDES / counter mode without and with speculation on the first RECORDS records of a
 //! trace, with the overrides applied to every run, and prints speedups and bitmap/DRAM counts.

@@ -1,5 +1,5 @@
 //! The timing model's configuration. Every default is the paper's Table 2 machine where the
-//! paper gives a value; the others are documented choices (docs/memcrypt.md lists each with its
+//! paper gives a value; the others are documented choices (docs/memcrypt-model.md lists each with its
 //! source).
 
 use serde::{Deserialize, Serialize};

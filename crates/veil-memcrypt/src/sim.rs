@@ -349,7 +349,7 @@ impl Sim {
         self.r.frequent_words += freq.count_ones() as u64;
         self.r.frequent_words_paired_natural += 2 * layout::predicted_mask(16, false, freq, 0).count_ones() as u64;
         // The stored bitmap; a line never written back during the trace was laid down by the
-        // loader with the FVT of now (see docs/memcrypt.md).
+        // loader with the FVT of now (see docs/memcrypt-model.md).
         let stored_bm = if self.track_bm {
             let loader = self.loader_bitmap(line, freq);
             self.bitmap_or_insert(line, loader)
@@ -548,7 +548,7 @@ impl Sim {
 
     /// A data or bitmap line of the protected machine to or from memory at `t`, with its MACs
     /// (`mac_store`); returns when the last of it has crossed the bus. Nonces stay on chip (see
-    /// docs/memcrypt.md, replay) and move no bytes.
+    /// docs/memcrypt-model.md, replay) and move no bytes.
     #[inline(always)]
     fn mem(&mut self, t: f64, line: u64) -> f64 {
         match self.mac_store {

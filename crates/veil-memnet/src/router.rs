@@ -435,7 +435,7 @@ impl Router {
 }
 
 /// Below this many routers a step is a few microseconds of work and the per-cycle handover to
-/// a second thread costs more than it saves (measured: see docs/memnet.md, Speed).
+/// a second thread costs more than it saves (measured: see docs/memnet-network.md, Speed).
 pub const PARALLEL_MIN_ROUTERS: usize = 128;
 
 /// Shares per thread (see [`Routers::shares`]).

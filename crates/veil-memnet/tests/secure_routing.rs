@@ -180,7 +180,7 @@ fn sequential_and_broadcast_packet_counts_follow_their_routes() {
 
 #[test]
 fn ghost_minimal_dummies_per_real_packet_match_the_analytic_expectation() {
-    // One message at a time per CPU (1 MSHR), uniform destinations: docs/memnet.md's chain.
+    // One message at a time per CPU (1 MSHR), uniform destinations: docs/memnet-memsys.md's chain.
     let mut c = small("ghost_minimal", 600);
     c.cpu.mshrs = 1;
     let (r, _, _, modules) = run_logged(&c);
@@ -344,7 +344,7 @@ fn the_papers_orderings_on_a_short_run() {
     assert!(get("minimal").runtime_cycles < get("ghost_minimal").runtime_cycles);
     // Latency-bound (100 instructions between misses): the tree's depth beats the tour's
     // length. (Bandwidth-bound, broadcast's 2N packets per request lose to sequential's N + 1:
-    // docs/memnet.md.)
+    // docs/memnet-memsys.md.)
     let lat = |alg: &str| MemSystem::new(&small(alg, 60)).unwrap().run().unwrap().runtime_cycles;
     let (b, s) = (lat("broadcast"), lat("sequential"));
     eprintln!("uniform: broadcast {b} cycles, sequential {s}");

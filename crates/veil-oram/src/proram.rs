@@ -15,7 +15,7 @@
 //! is done, so latency stays constant while each request carries its share of the shuffle.
 
 use crate::clos;
-use crate::crypto::{slot_nonce, BlockKey, KEY_LEN, TAG_LEN};
+use crate::crypto::{slot_nonce, BlockKey, TAG_LEN};
 use crate::error::{OramError, Result};
 use crate::clos::ClosRoute;
 use crate::cacheshuffle::ShuffleKind;
@@ -29,12 +29,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use state::{put_state, SealedState, STATE, STATE_VERSION};
 
 // The shuffle side of the ORAM (starting an epoch's shuffle, handing over, running ahead).
 mod clock;
 mod epochs;
 mod kepochs;
 mod reply;
+mod state;
 mod times;
 pub use times::ShuffleTimes;
 use times::{MAX_STEP, PERIOD_QUANTILE};
@@ -127,27 +129,6 @@ pub const DEFAULT_PACE_MARGIN: f64 = 0.15;
 
 fn default_pace_margin() -> f64 {
     DEFAULT_PACE_MARGIN
-}
-
-const STATE: &str = "proram.state";
-const STATE_VERSION: u32 = 1;
-
-#[derive(Serialize, Deserialize)]
-struct SealedState {
-    version: u32,
-    geometry: Geometry,
-    block_size: usize,
-    epoch: u64,
-    region: u32,
-    ctx: u32,
-    key: [u8; KEY_LEN],
-    /// item -> slot; items 0..N are real blocks, N..M dummies.
-    pos: Vec<u32>,
-    /// Epochs ended by requests (hand-overs at an epoch's T-th request) up to the one named
-    /// here; opening does not add to it. Absent in records written before it existed: the
-    /// epoch number stands in for it, as clients of then recorded.
-    #[serde(default)]
-    work: Option<u64>,
 }
 
 struct Epoch {
@@ -768,39 +749,6 @@ fn check_storage(s: &dyn Storage, g: &Geometry, block_size: usize) -> Result<u32
         )));
     }
     Ok(regions)
-}
-
-fn put_state(s: &dyn Storage, master: &BlockKey, st: &SealedState) -> Result<()> {
-    let mut nonce = [0u8; 12];
-    crate::crypto::os_random(&mut nonce);
-    let mut out = nonce.to_vec();
-    out.extend(master.seal_vec(nonce, &state_bytes(st)));
-    s.put_meta(STATE, &out)
-}
-
-/// The state record's plaintext, of a length that depends on nothing in it but the public
-/// geometry. JSON writes each number in as many digits as it needs, so the sealed record's size
-/// (which storage sees) told how many key bytes were below 10 and below 100, and two runs of the
-/// same requests differed by a byte where a public count (the freshness count, the epoch) written
-/// at a moment the scheduler chose crossed a power of ten. The position map's digits are the same
-/// multiset in every epoch (a permutation of 0..M). So the record is padded with trailing spaces
-/// (JSON readers skip them; records written before read the same) to the length of the same record
-/// with every number at its widest.
-fn state_bytes(st: &SealedState) -> Vec<u8> {
-    let widest = SealedState {
-        version: u32::MAX,
-        geometry: st.geometry,
-        block_size: st.block_size,
-        epoch: u64::MAX,
-        region: u32::MAX,
-        ctx: u32::MAX,
-        key: [u8::MAX; KEY_LEN],
-        pos: st.pos.clone(),
-        work: Some(u64::MAX),
-    };
-    let mut v = serde_json::to_vec(st).unwrap();
-    v.resize(serde_json::to_vec(&widest).unwrap().len(), b' ');
-    v
 }
 
 #[cfg(test)]

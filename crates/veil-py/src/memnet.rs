@@ -107,7 +107,7 @@ fn injection_params() -> Vec<(&'static str, Vec<&'static str>)> {
 }
 
 /// Expected dummies per real packet of ghost routing over a permutation of `slots` modules
-/// with one message at a time and uniform destinations (docs/memnet.md).
+/// with one message at a time and uniform destinations (docs/memnet-memsys.md).
 #[pyfunction]
 fn ghost_dummies_analytic(slots: usize) -> PyResult<f64> {
     if slots == 0 {

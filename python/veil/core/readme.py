@@ -28,6 +28,23 @@ SYSTEMS = {
 }
 
 
+# system -> its further pages, docs/<system>-<page>.md, in the order the table lists them (each
+# system's main page, docs/<system>.md, links them too; a test checks this against docs/).
+PAGES = {
+    "memnet": ("network", "memsys", "adversary"),
+    "enclave": ("shapes", "model"),
+    "oram": ("service", "measurements"),
+    "memcrypt": ("model", "sampling"),
+}
+
+
+def docs_cell(system: str) -> str:
+    """The table's docs column: the system's page, then its further pages."""
+    main = f"[docs/{system}.md](docs/{system}.md)"
+    more = [f"[{page}](docs/{system}-{page}.md)" for page in PAGES.get(system, ())]
+    return f"{main} ({', '.join(more)})" if more else main
+
+
 def counts(refs: dict[str, dict]) -> dict[str, dict[str, int]]:
     """Per system, the report summary's columns from references.json (rows only, not bare metrics).
     A calibrated row that agrees counts as calibrated (its agreement shows nothing); one that fails
@@ -58,7 +75,7 @@ def table(refs: dict[str, dict], mode: str) -> str:
     for s, (paper, what) in SYSTEMS.items():
         n = c.get(s)
         cells = " / ".join(cell(n, k) for k in COLUMNS) if n else "not in the report"
-        lines.append(f"| `{s}` | {paper} | {what} | `veil reproduce {s}` | {cells} | [docs/{s}.md](docs/{s}.md) |")
+        lines.append(f"| `{s}` | {paper} | {what} | `veil reproduce {s}` | {cells} | {docs_cell(s)} |")
     return "\n".join([*lines, "", END])
 
 

@@ -12,7 +12,7 @@ The secret is what the enclave does for a request: which page it serves (a small
 file: the sizes the `read` and `send` calls carry) or a branch on a secret that adds enclave
 computation and no call, or whether the enclave holds the page in its own memory (a cache hit
 makes no file calls: a secret-dependent call pattern). Windows are request batches in order: window i is one run of the
-simulator (`veil-enclave`, the calibrated Server workload of docs/enclave.md) serving
+simulator (`veil-enclave`, the calibrated Server workload of docs/enclave-model.md) serving
 `REQUESTS` requests on `WORKERS` workers, its machine noise seeded from (seed, i, pattern). Per
 window:
 - volume: exits (ocalls and ecalls), system calls the OS carries out, bytes those calls move

@@ -60,7 +60,7 @@ register_assumption(
     knobs=["enclave.server.placement"], what="where the clients issuing the requests run",
     source="paper §4.2: '1000 requests ... are issued evenly between clients, with each worker serving its "
            "respective client's requests'; whether the clients run on the simulated tiles is not stated: off the "
-           "chip (Veil's default) or on it, placed as Linux places a woken thread (docs/enclave.md, Clients)")
+           "chip (Veil's default) or on it, placed as Linux places a woken thread (docs/enclave-model.md, Clients)")
 register_assumption(
     "enclave", "exit_cycles", value=9000.0, lo=8000.0, hi=14000.0, unit="cycles",
     knobs=["enclave.server.ecall_cycles", "enclave.server.ocall_cycles"], what="one ecall or ocall",

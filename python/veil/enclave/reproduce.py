@@ -183,7 +183,8 @@ def reproduce(ctx) -> None:
         f"SSE-HP reaches {tput('sgx', 'sse-hp', 64) / tput('sgx', 'bl', 64):.2f}x (SGX-like) and "
         f"{tput('sev', 'sse-hp', 64) / tput('sev', 'bl', 64):.2f}x (SEV-like) of BL at 64 workers: its workers still "
         "pack and unpack every call's data and wait while the SSE runs the call, and the data crossing "
-        "between core and SSE shows up as sharing misses. docs/enclave.md lists every parameter and how "
+        "between core and SSE shows up as sharing misses. docs/enclave-model.md lists every parameter and "
+        "docs/enclave.md how "
         "the model differs from the paper's Graphite setup.")
 
 

@@ -2,7 +2,7 @@
 
 The simulation is the Rust crate `veil-enclave` (`veil._native.enclave`); this module gives it a
 validated config, registers the models and exit policies as components, and flattens the
-result. Every field and its source is documented in docs/enclave.md.
+result. Every field and its source is documented in docs/enclave-model.md.
 """
 
 from __future__ import annotations

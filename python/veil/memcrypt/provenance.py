@@ -1,7 +1,7 @@
 """memcrypt's global model choices made while looking at the reproducer's results, declared once:
 the report derives every memcrypt row's basis from them (veil.core.provenance). None was fitted
 to a value; each is a structural choice among alternatives, applied to every workload and scheme
-alike, picked after seeing the speedup figures (docs/memcrypt.md, Parameters)."""
+alike, picked after seeing the speedup figures (docs/memcrypt-model.md, Parameters)."""
 
 from veil.core import record_explained, register_assumption, register_constant, register_headlines
 
@@ -59,7 +59,7 @@ register_assumption(
     "memcrypt", "cpu_mem_ratio", value=5.0, lo=4.0, hi=6.0, knobs=["memcrypt.run.cpu_mem_ratio"], applies=TIMING,
     unit="core clocks per bus clock", what="CPU-to-memory clock ratio",
     source="paper Table 2 (1 GHz core, 200 MHz bus: 5) and Fig. 9's 1:4 and 1:6")
-# The counter organisation (docs/memcrypt.md, Counters). The paper keeps per-line nonces and
+# The counter organisation (docs/memcrypt-model.md, Counters). The paper keeps per-line nonces and
 # says nothing of where (its [29, 35] cache sequence numbers on chip); off-chip counters under a
 # tree with a counter cache are what a replay-protected machine needs.
 register_assumption(
@@ -84,7 +84,7 @@ register_assumption(
     applies=TIMING, what="memory the counter tree covers (its height: 7 levels at 4 GB, split, arity 8)",
     source="main memories of 512 MB-16 GB: the paper's SPEC2000 era up to today's servers")
 
-# Adaptive re-ordering (beyond the paper; docs/memcrypt.md, Adaptive re-ordering): its window
+# Adaptive re-ordering (beyond the paper; docs/memcrypt-model.md, Adaptive re-ordering): its window
 # and thresholds have no source but the mechanism, so their ranges are Veil's bracket.
 ADAPTIVE = ["memcrypt/adaptive/*", "memcrypt/*/speedup_aes_adaptive_256k"]
 register_assumption(

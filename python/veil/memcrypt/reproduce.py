@@ -73,6 +73,9 @@ SPEEDUPS = {  # label -> (spec variant, base variant)
 }
 # The extremes of value locality, run for adaptive re-ordering only.
 EXTREMES = ("synthetic-random", "synthetic-zero")
+# (records timed, records of warm-up) per run, in the quick and in the full report; the row checks
+# (rowchecks.py) rerun the quick report's runs, so they take their lengths from here too.
+RECORDS = {"quick": (250_000, 250_000), "full": (4_000_000, 1_000_000)}
 ADAPTIVE_VARIANTS = ("aes_base", "aes_norder", "aes_spec", "aes_adaptive")
 # The speedup bound's machines: each speculating scheme with free cryptography (every cipher
 # latency and compare zero) and the same traffic (MACs, bitmap lines, counters, bus).
@@ -86,6 +89,12 @@ BOUND_MACHINE = {"tdes_spec16": "tdes_spec_z0", "tdes_spec32": "tdes_spec_z0"}
 # request can find its row open), measured up to +0.012% on synthetic streams
 # (crates/veil-memcrypt/tests/timing.rs, BOUND_TOL).
 BOUND_TOL = 0.001
+
+
+def run_length(quick: bool, extreme: bool = False) -> dict[str, Any]:
+    """A run's length fields: the middle of a trace, or an extreme stream (on the 256 KB L2)."""
+    recs, warm = RECORDS["quick" if quick else "full"]
+    return {"max_records": recs, "warmup_records": warm, **({"l2_kb": 256} if extreme else {"window": "middle"})}
 
 
 def row(label: str, value: float | None, **kw) -> Row:
@@ -109,11 +118,10 @@ def _bars(ax, workloads: list[str], series: dict[str, list[float]], ylabel: str)
                      order=40)
 def reproduce(ctx) -> None:
     workloads, real = reproducer_workloads()
-    recs = 250_000 if ctx.quick else 4_000_000
-    warm = 250_000 if ctx.quick else 1_000_000
-    rows = [{"workload": w, "max_records": recs, "warmup_records": warm, "window": "middle", "l2_kb": l2, **f}
+    recs, warm = RECORDS["quick" if ctx.quick else "full"]
+    rows = [{"workload": w, **run_length(ctx.quick), "l2_kb": l2, **f}
             for w in workloads for f, l2 in VARIANTS.values()]
-    rows += [{"workload": w, "max_records": recs, "warmup_records": warm, "l2_kb": 256, **VARIANTS[v][0]}
+    rows += [{"workload": w, **run_length(ctx.quick, extreme=True), **VARIANTS[v][0]}
              for w in EXTREMES for v in ADAPTIVE_VARIANTS]
     res = ctx.run_many("memcrypt.run", {}, rows)
     names = list(VARIANTS)
@@ -187,7 +195,7 @@ def _intro(ctx, real: bool, recs: int, warm: int) -> None:
              "regions with caches and frequent value tracking simulated); a short trace gives at most half its records "
              "to the warm-up and times the rest. "
              "Every number comes from the mechanisms: the machine is the paper's Table 2, no constant was fitted "
-             "to a workload. Nine global model choices were made while looking at these results (docs/memcrypt.md, "
+             "to a workload. Nine global model choices were made while looking at these results (docs/memcrypt-model.md, "
              "'calibrated'; python/veil/memcrypt/provenance.py): the stream bitmap prefetcher, bitmap-line updates only "
              "when a bitmap changes, SDRAM banks that take their next command during a read's CAS latency, "
              "pointer-chasing dependences inferred from fetched words, SDRAM reservations kept in time order, a write "
@@ -195,7 +203,7 @@ def _intro(ctx, real: bool, recs: int, warm: int) -> None:
              "lines fetched alongside the page walks of a data TLB. The MACs travel beside each line (the paper's "
              "§2.2); the per-line counters (nonces) are in memory under a counter tree with a 32 KB counter cache, "
              "charged in every figure (each caption says so; counters on chip, free, are the ablation of the "
-             "'Replay protection and its cost' table). docs/memcrypt.md gives every parameter and its source.")
+             "'Replay protection and its cost' table). docs/memcrypt-model.md gives every parameter and its source.")
 
 
 def _fig5(ctx, R: _Runs) -> None:

@@ -9,12 +9,12 @@ import statistics
 
 from veil.core.rowcheck import ablation, register_row_check
 from veil.memcrypt import provenance as _provenance  # noqa: F401  (the assumptions the flips name)
-from veil.memcrypt.reproduce import VARIANTS, ZERO_CRYPTO, Shape, _Runs, row
+from veil.memcrypt.reproduce import VARIANTS, ZERO_CRYPTO, Shape, _Runs, row, run_length
 from veil.memcrypt.workloads import reproducer_workloads
 
-RECORDS = {"max_records": 250_000, "warmup_records": 250_000, "window": "middle"}
-REDUCED = ("nothing: the quick report's sizes (250,000 timed records after 250,000 of warm-up) on its workloads; "
-           "only the variants the row reads are run")
+RECORDS = run_length(quick=True)
+REDUCED = (f"nothing: the quick report's sizes ({RECORDS['max_records']:,} timed records after "
+           f"{RECORDS['warmup_records']:,} of warm-up) on its workloads; only the variants the row reads are run")
 
 # Speculation hides crypto latency: with none to hide, a claim of a gain has nothing to measure.
 FREE_CRYPTO = ablation("free cryptography", {f"memcrypt.run.{k}": v for k, v in ZERO_CRYPTO.items()},
@@ -92,7 +92,7 @@ _check("reordering_pairs_more", "memcrypt/fig6_reordering",
 # paper's scheme) it pays for bitmap lines that pair nothing (-18% on the synthetic random stream).
 ALWAYS = ablation("re-ordering on every page", {"memcrypt.run.reorder_policy": "always"},
                   what="adaptive re-ordering's stop: every page re-orders and reads its bitmap line, as in the paper")
-EXTREME_RECORDS = {"max_records": 250_000, "warmup_records": 250_000, "l2_kb": 256}
+EXTREME_RECORDS = run_length(quick=True, extreme=True)
 
 
 @register_row_check("memcrypt", "adaptive_costs_nothing_on_random_data",

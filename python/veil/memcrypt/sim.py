@@ -2,7 +2,7 @@
 `memcrypt.check` (functional model: real ciphers, MACs and speculation over the same trace).
 
 Both call the Rust crate `veil-memcrypt` (`veil._native.memcrypt`). Every machine field and its
-source is in docs/memcrypt.md; defaults are the paper's Table 2 machine.
+source is in docs/memcrypt-model.md; defaults are the paper's Table 2 machine.
 """
 
 from __future__ import annotations
@@ -456,7 +456,7 @@ class CheckConfig(MachineConfig):
                              "'sampled' is a timing-model option (memcrypt.run)")
         if self.reorder_policy != "always":
             raise ValueError("reorder_policy: the functional model re-orders every page; adaptive re-ordering only "
-                             "gives some lines bitmap zero, a layout it already checks (docs/memcrypt.md), and is a "
+                             "gives some lines bitmap zero, a layout it already checks (docs/memcrypt-model.md), and is a "
                              "timing-model option (memcrypt.run)")
         return self
 

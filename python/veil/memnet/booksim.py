@@ -3,7 +3,7 @@
 A ratio against a BookSim2 time recorded on another day (or machine) mixes two machines' speeds;
 run side by side, both see the same load, so each pair's ratio is the one to read and the
 median of the pairs the figure. BookSim2 is not shipped: `find_binary` looks for a build made
-from its public source (docs/memnet.md, "BookSim2 beside memnet").
+from its public source (docs/memnet-network.md, "BookSim2 beside memnet").
 """
 
 from __future__ import annotations

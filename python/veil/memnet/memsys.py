@@ -1,6 +1,6 @@
 """The memory-centric network experiment `memnet.memsys`: HMC-like memory modules as the
 network's routers, CPUs replaying LLC-miss streams, and the ghost routing paper's packet
-encryption microarchitectures. The model is the Rust `veil_memnet::memsys`; docs/memnet.md
+encryption microarchitectures. The model is the Rust `veil_memnet::memsys`; docs/memnet-memsys.md
 describes it and gives every timing value's source."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ __all__ = ["MemSysConfig", "SecureParams", "to_rust_config", "simulate", "defaul
 
 
 class SecureParams(ConfigTable):
-    """The `[secure]` table: parameters of the secure routing algorithms (docs/memnet.md)."""
+    """The `[secure]` table: parameters of the secure routing algorithms (docs/memnet-memsys.md)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -220,7 +220,7 @@ def default_config() -> dict[str, Any]:
 
 def ghost_dummies_analytic(modules: int) -> float:
     """Expected dummies per real packet of ghost_minimal on uniform traffic with one message
-    at a time per CPU (docs/memnet.md derives it; the Rust tests check the simulator against it)."""
+    at a time per CPU (docs/memnet-memsys.md derives it; the Rust tests check the simulator against it)."""
     return engine._call(_native.memnet.ghost_dummies_analytic, modules)
 
 

@@ -633,7 +633,7 @@ def leak_section(ctx, algs: list[str]) -> None:
                             spread=(lo, hi) if lo is not None and hi is not None else None,
                             note=f"{x.get(f'{fam}_statement', '')}; Holm p = {x.get(f'{fam}_p', float('nan')):.2g}",
                             metric=f"memnet/leak/{a}/{fam}_accuracy"))
-        if "reply_p" in x:  # reply timing, beside the spatial verdict (docs/memnet.md, "Reply timing")
+        if "reply_p" in x:  # reply timing, beside the spatial verdict (docs/memnet-adversary.md, "Reply timing")
             rows.append(Row(f"{LABEL[a]}: reply-timing p of the adversary (uniform vs hotspot; spatial verdict: "
                             f"{x['spatial_verdict']})", x["reply_p"], note=x.get("reply_statement", ""),
                             metric=f"memnet/leak/{a}/reply_p"))

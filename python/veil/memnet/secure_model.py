@@ -25,7 +25,7 @@ import numpy as np
 
 from veil.core import ConfigError
 
-# HMC packet sizes in 16-byte flits (docs/memnet.md): read request 1, read response 5 (a
+# HMC packet sizes in 16-byte flits (docs/memnet-memsys.md): read request 1, read response 5 (a
 # 64-byte line and its header), write request 5, write response 1.
 READ_REQ, READ_RESP, WRITE_REQ, WRITE_RESP = 1, 5, 5, 1
 

@@ -1,6 +1,6 @@
 //! Configuration of a memory-centric network: the network (memnet's `SimConfig`), the memory
 //! modules, the CPUs, the workload and the packet encryption. Every field has a default;
-//! the defaults are the system `docs/memnet.md` describes (64 HMC-like modules on a
+//! the defaults are the system `docs/memnet-memsys.md` describes (64 HMC-like modules on a
 //! dragonfly, 16 CPUs).
 
 use serde::{Deserialize, Serialize};
@@ -9,7 +9,7 @@ use crate::config::{SimConfig, TopologyConfig};
 
 /// An HMC-like module: a logic layer with one controller per vault and a router, DRAM
 /// layers above. Timing values in ns are gem5's `HMC_2500_1x32` (DRAMSpec bank model and
-/// Azarkhish et al.'s smart-memory-cube interconnect) unless noted; see docs/memnet.md.
+/// Azarkhish et al.'s smart-memory-cube interconnect) unless noted; see docs/memnet-memsys.md.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModuleConfig {

@@ -4,7 +4,7 @@
 //! stream), read in order by one job at a time, so the records and the results are the same
 //! for any number of threads. The simulation itself stays on the calling thread: the network,
 //! the cores and the vaults exchange state every cycle, and per cycle there is too little
-//! work to split (see docs/memnet.md, Speed).
+//! work to split (see docs/memnet-memsys.md, Speed).
 
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Routing functions, chosen by name. Each returns an output port and a *VC class*; the
 //! classes are what makes the algorithm deadlock-free (documented per algorithm, and in
-//! docs/memnet.md). [`VcMap`] turns a class into a VC range: the VCs of a port are split
+//! docs/memnet-network.md). [`VcMap`] turns a class into a VC range: the VCs of a port are split
 //! into `message classes x route classes` equal contiguous sets.
 
 pub mod dor;

@@ -1,6 +1,8 @@
 //! Unit tests of the PRO-ORAM engine's private parts (state record, pacing history, stats).
 
+use super::state::state_bytes;
 use super::*;
+use crate::crypto::KEY_LEN;
 
 /// One shuffle thread, no clock.
 fn unpaced(bs: usize, seed: u64) -> ProOramConfig {

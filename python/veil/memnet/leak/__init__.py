@@ -1,5 +1,5 @@
 """`veil memnet leak CONFIG`: an adversary that watches every channel of the memory network and
-tries to tell two secret access patterns apart (docs/memnet.md, "The adversary").
+tries to tell two secret access patterns apart (docs/memnet-adversary.md, "The adversary").
 
 One injection policy (the routing algorithm) runs the same program twice over with two secret
 patterns A and B (e.g. uniform vs hotspot traffic, modules set A vs set B, two traces), with

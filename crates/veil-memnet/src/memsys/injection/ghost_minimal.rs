@@ -13,7 +13,7 @@
 //! along the same pairs. What it does not hide: when and how much a CPU sends (timing and
 //! volume), which the paper's threat model leaves out.
 //! Cost (Table II): (1 + D) packets per real packet, (1 + D) x h_avg hops, with D the
-//! dummies per real packet (docs/memnet.md derives D for uniform traffic).
+//! dummies per real packet (docs/memnet-memsys.md derives D for uniform traffic).
 
 use super::{Batching, DestQueues, InjectionPolicy, Injected, Net, Packet, PermStream, Queued, Rounds};
 
@@ -73,7 +73,7 @@ impl GhostMinimal {
 }
 
 /// Expected dummies per real packet of ghost routing over a permutation of `slots` entries
-/// when a CPU has one message at a time with a uniformly random destination (docs/memnet.md
+/// when a CPU has one message at a time with a uniformly random destination (docs/memnet-memsys.md
 /// derives it): a Markov chain over s, the entries of the current permutation already used
 /// when a message arrives. From s the destination is still ahead with probability (N-s)/N,
 /// at a uniform place among the N-s entries left (t dummies first, t in 0..N-s, next state
