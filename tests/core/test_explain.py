@@ -153,6 +153,39 @@ def test_headline_rows_carry_robustness_in_the_report(toy, store, tmp_path, monk
     assert "within; fragile: outside if toy.x" in page
 
 
+def test_a_recorded_answer_stands_in_until_this_code_is_explained(toy, store, monkeypatch):
+    from veil.core import robustness as R
+    from veil.core.explain import explain, summary_text
+
+    monkeypatch.setitem(R.HEADLINES, "toy", (("toy/fig/y",), "toy abstract"))
+    monkeypatch.setattr(R, "RECORDED", {})
+    with pytest.raises(ValueError, match="not a declared headline"):
+        R.record_explained("toy/fig/y_b", "robust", robust=True, at="c", date="d", command="veil explain")
+    R.record_explained("toy/fig/y", "holds if toy.x = 3", robust=False, at="commit abc1234", date="2026-11-01",
+                       command="veil explain toy/fig/y")
+    with pytest.raises(ValueError, match="twice differently"):
+        R.record_explained("toy/fig/y", "robust", robust=True, at="commit abc1234", date="2026-11-01",
+                           command="veil explain toy/fig/y")
+    cited = R.robustness_of(store, "toy/fig/y", True)
+    assert cited == "holds if toy.x = 3 (veil explain on 2026-11-01, code commit abc1234; not re-run on this code)"
+    assert R.robustness_of(None, "toy/fig/y", True) == cited
+    assert R.robustness_of(store, "toy/fig/y", False).startswith("robustness not explained")   # another mode
+    ex = explain("toy/fig/y", store, samples=0)          # this code's own answer wins
+    assert R.robustness_of(store, "toy/fig/y", True) == summary_text(ex)
+
+
+def test_every_recorded_answer_names_a_declared_headline_of_its_system():
+    from veil.core import robustness as R
+    from veil.core.registry import load_systems
+
+    load_systems()
+    assert R.RECORDED, "the systems record their earlier explain answers"
+    for key, rec in R.RECORDED.items():
+        assert R.is_headline(key), key
+        assert rec.text.startswith(("holds if", "fails under every plausible", "fragile", "robust")), rec.text
+        assert rec.command.startswith(f"veil explain {key}"), rec.command
+
+
 def test_dask_cluster_gives_the_serial_answer(toy, tmp_path):
     from distributed import LocalCluster
 

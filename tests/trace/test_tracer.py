@@ -69,6 +69,16 @@ def test_same_input_gives_the_same_bytes(cache):
 
 
 @pytest.mark.slow
+def test_a_suite_trace_does_not_depend_on_the_cache_path(cache, tmp_path):
+    # Two users' caches (or a clone's, or CI's) sit at different paths: before, the paths reached the
+    # program's stack and memory (PWD, VALGRIND_LIB, LD_PRELOAD, argv[0], the loader's origin of a
+    # preload) and shifted its addresses; mcf's fills, instructions and values differed.
+    first = ensure_trace("mcf", cache=cache)
+    other = ensure_trace("mcf", cache=tmp_path / ("a-much-longer-folder-name" * 3) / "traces")
+    assert other.name == first.name and other.read_bytes() == first.read_bytes()
+
+
+@pytest.mark.slow
 def test_multithreaded_trace_is_byte_identical(cache):
     # ocean: 4 threads at its smallest input, false sharing at the band edges and a barrier
     # twice per sweep: before the offline LLC replay, LLC fills per thread varied by ~1% and the

@@ -1,7 +1,7 @@
 """The enclave model's constants chosen while looking at the paper's numbers, declared once: the
 report derives every enclave row's basis from them (veil.core.provenance)."""
 
-from veil.core import register_assumption, register_constant, register_headlines
+from veil.core import record_explained, register_assumption, register_constant, register_headlines
 from veil.enclave.server import CALIBRATED
 from veil.enclave.targets import CALIBRATION_HALF, TARGETS
 
@@ -74,3 +74,11 @@ register_assumption(
 register_headlines("enclave", ["enclave/*/exl_slowdown_64w", "enclave/*/exl_64w_over_32w"],
                    source="paper abstract and conclusion, §5 (Fig. 2: EX-L 'suffers a decrease in performance at "
                           "64 workers')")
+
+# `veil explain` answers measured on earlier code (docs/enclave.md, "`veil explain` on the decrease").
+for _cfg, _lowest in (("sgx", "1.09x"), ("sev", "1.28x")):
+    record_explained(f"enclave/{_cfg}/exl_64w_over_32w",
+                     f"fails under every plausible assumption (8 assumptions over their ranges, 4 joint points and "
+                     f"the most decrease-favourable corner; lowest gain found {_lowest}, a decrease needs below 1)",
+                     robust=False, at="commit 5b359cb", date="2026-11-29",
+                     command=f"veil explain enclave/{_cfg}/exl_64w_over_32w --levels 2 --samples 4 --jobs 2")

@@ -5,7 +5,7 @@ The TACO cost model has one fitted constant, the area factor; its time, energy a
 everything divided by them: speedups, energy gains, the cap margin) depend on no constant
 chosen against the paper, so they are predictions."""
 
-from veil.core import register_assumption, register_constant, register_headlines
+from veil.core import record_explained, register_assumption, register_constant, register_headlines
 
 TACO_AREA_FACTOR = register_constant(
     "he", "taco_area_factor", targets=["he/taco/area_mm2"], applies=["he/taco/area_mm2"],
@@ -41,3 +41,18 @@ register_assumption(
 register_headlines("he", ["he/taco/enc_speedup_counted_8192_3", "he/taco/enc_energy_gain_8192_3",
                           "he/taco/client_speedup_mean", "he/taco/client_vs_local"],
                    source="paper §8 (conclusion) and abstract")
+
+# `veil explain` answers measured on earlier code (docs/he.md, the headline table).
+_HE_EXPLAINED = {
+    "he/taco/enc_speedup_counted_8192_3": ("holds if he.taco_energy_scale in [1.38, 1.98] (nominal 1, plausible "
+                                           "0.8-3; he.a7_cycle_scale does not move it)", False),
+    "he/taco/enc_energy_gain_8192_3": ("fragile: outside if he.taco_energy_scale >= 1.05, or he.a7_cycle_scale "
+                                       "<= 0.95 or >= 1.29", False),
+    "he/taco/client_speedup_mean": ("fails under every plausible assumption (28-45x over both ranges and 8 joint "
+                                    "points)", False),
+    "he/taco/client_vs_local": ("fails under every plausible assumption (0.52-1.22x over both ranges and 8 joint "
+                                "points)", False),
+}
+for _key, (_text, _robust) in _HE_EXPLAINED.items():
+    record_explained(_key, _text, robust=_robust, at="commit d084362", date="2026-11-28",
+                     command=f"veil explain {_key} --samples 8 --levels 5")

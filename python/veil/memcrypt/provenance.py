@@ -3,7 +3,7 @@ the report derives every memcrypt row's basis from them (veil.core.provenance). 
 to a value; each is a structural choice among alternatives, applied to every workload and scheme
 alike, picked after seeing the speedup figures (docs/memcrypt-model.md, Parameters)."""
 
-from veil.core import register_assumption, register_constant, register_headlines
+from veil.core import record_explained, register_assumption, register_constant, register_headlines
 
 # The timing figures whose results these choices were made against (Figs. 7-10 and their
 # per-workload speedup metrics). Fig. 5 (predictability) and the security checks do not depend on
@@ -122,3 +122,11 @@ register_headlines("memcrypt", ["memcrypt/fig7_direct_speedup/both_ciphers_over_
                                 "memcrypt/fig7_direct_speedup/tdes_beats_aes",
                                 "memcrypt/mean_speedup_ratio_1to6_over_1to4"],
                    source="paper §8 (conclusion) and §6.2-6.3")
+
+# `veil explain` answers measured on earlier code (docs/memcrypt.md, the paper's headline).
+record_explained("memcrypt/fig7_direct_speedup/both_ciphers_over_10pct",
+                 "holds if memcrypt.bitmap_fetch = inline (beyond the paper: 1 of 8); 0 of 8 at every other end of "
+                 "every declared range (the joint design not run)",
+                 robust=False, at="veil 0.1.0+efcd9ec521", date="2026-11-28",
+                 command="veil explain memcrypt/fig7_direct_speedup/both_ciphers_over_10pct --samples 0 --levels 2 "
+                         "--jobs 2")

@@ -1,7 +1,7 @@
 """memnet's choices made while looking at results, declared once: the report derives the rows'
 basis from them (veil.core.provenance)."""
 
-from veil.core import register_assumption, register_constant, register_headlines
+from veil.core import record_explained, register_assumption, register_constant, register_headlines
 
 # Adaptive ghost's weight rule (each declared hot module weighted by its declared traffic share,
 # secure_model.adaptive_hot_weight) replaced a fixed weight after the fixed weight lost the
@@ -56,3 +56,10 @@ register_assumption(
 # Not assumptions of these rows: the OTP buffer depth and AES latency. The ghost sections run
 # without packet encryption (the encryption microarchitectures are their own section, compared on
 # the non-secure routing), so neither enters them (tests/memnet/test_memnet_provenance.py).
+
+# `veil explain` answers measured on earlier code (docs/memnet.md, "`veil explain` on the failing headline row").
+record_explained("memnet/ghost_traces/ghost_non_minimal_runtime_the_lowest_other_secure_algorithm_",
+                 "holds if memnet.vc_buf_size = 4 (5 assumptions at their range ends; the joint design not run)",
+                 robust=False, at="veil 0.1.0+cc7c9df4e3", date="2026-11-29",
+                 command="veil explain memnet/ghost_traces/ghost_non_minimal_runtime_the_lowest_other_secure_algorithm_ "
+                         "--samples 0 --levels 2 --jobs 2")

@@ -39,6 +39,14 @@ TOOL_NAME = "veiltrace"
 # the dynamic linker resolves every symbol at startup, in the first thread; resolved lazily, the
 # first thread to call a function does the work, and which thread that is varies run to run.
 RUN_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PYTHONHASHSEED": "0", "LD_BIND_NOW": "1"}
+# What the traced program sees of where Veil runs: nothing, for a suite workload. A program Veil
+# built is named relative to the input folder (argv[0]); Valgrind's library folder is LIB_LINK, a
+# link in the input folder, named through /proc/self/cwd. That keeps the strings Valgrind puts in
+# the environment (VALGRIND_LIB, LD_PRELOAD) the same for every checkout and cache path, and
+# absolute: the loader stores the working folder's path for a relatively named preload. Enters the
+# cache key: traces made before this differ with the path.
+CLIENT_PATHS = "relative to the input folder (v2)"
+LIB_LINK = ".veil-valgrind-lib"
 # How traces are stored: LZ4 blocks read about twice as fast as zstd's for 1.7x the disk
 # (docs/trace.md, Speed). It enters the cache key with the format version.
 PACK_CODEC = "lz4"
@@ -88,8 +96,10 @@ def parse_bytes(text: str, what: str) -> int:
 # A shell is the namespace's PID 1, not the tool: the kernel drops a signal with no handler sent to
 # PID 1, so a program that kills itself (raise(SIGTERM), abort()) would leave Valgrind, which
 # re-sends it to itself to die, panicking ("signal was supposed to be fatal"). The program is
-# then PID 2, as fixed as 1 was.
-_INIT = ["sh", "-c", '"$@"; exit $?', "sh"]
+# then PID 2, as fixed as 1 was. The shell exports PWD, the working folder's path, which would sit
+# on the program's stack: `env -u PWD` takes it away again, so where the cache lives does not move
+# the program's addresses.
+_INIT = ["sh", "-c", '"$@"; exit $?', "sh", "env", "-u", "PWD"]
 _ISOLATION = (["unshare", "--pid", "--fork", "--kill-child", *_INIT, "setarch", "-R"],
               ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", *_INIT, "setarch", "-R"],
               ["setarch", "-R"])
@@ -112,7 +122,10 @@ def valgrind_path() -> str:
     if path is None:
         raise VeilError("valgrind is not installed: install Debian's valgrind package "
                         "(apt-get install valgrind; `make trace-deps` does it as root)")
-    return path
+    # Debian's `valgrind` is a shell script that runs valgrind.bin beside it; being a shell, it
+    # exports PWD into the program's environment. The binary itself adds nothing of the caller's.
+    real = Path(path).with_name("valgrind.bin")
+    return str(real) if real.is_file() and os.access(real, os.X_OK) else path
 
 
 def _tool_source_digest() -> str:
@@ -177,28 +190,35 @@ def _check_writable(out: Path) -> None:
 
 def run_trace(program: str, args: list[str], out: Path, geometry: Geometry, *, cwd: Path | None = None,
               header: dict | None = None, progress: Callable[[float, int], None] | None = None,
-              quantum: int | None = None) -> dict:
+              quantum: int | None = None, lib_link: bool = False) -> dict:
     """Runs `program args` under the tool, writing the compressed trace to `out`; returns the
     summary (records, blocks, threads, the tool's per-thread stats). With `quantum`, the tool
     streams per-thread L1 events and the shared LLC is replayed offline in quanta of that many
-    instructions (byte-identical traces of multi-threaded programs)."""
+    instructions (byte-identical traces of multi-threaded programs). A relative `program` is
+    named from `cwd`; with `lib_link`, Valgrind's library folder is a link in `cwd` (LIB_LINK),
+    so no path of this machine reaches the program's memory."""
     out = Path(out)
     if quantum is not None:
         check_quantum(quantum)
     _check_writable(out)
     lib = ensure_tool()
     exe = shutil.which(program) if os.sep not in program else program
-    if exe is not None and os.path.isdir(exe):
+    found = os.path.join(cwd, exe) if exe is not None and cwd is not None else exe
+    if found is not None and os.path.isdir(found):
         raise ConfigError(f"program '{program}' is a directory, not an executable")
-    if exe is None or not os.access(exe, os.X_OK):
+    if found is None or not os.access(found, os.X_OK):
         raise ConfigError(f"program '{program}' is not an executable or on PATH")
+    if lib_link:
+        if cwd is None:
+            raise ValueError("lib_link needs the folder the program runs in")
+        _link(Path(cwd) / LIB_LINK, lib)
     patch = {"program": Path(exe).name, "args": list(args), "tool_version": tool_version(quantum), **(header or {})}
     tmp = out.with_name(f".{out.name}.{os.getpid()}.part")
     rfd, wfd = os.pipe()
     stream = ["--stream=l1"] if quantum is not None else []
     cmd = [*isolation(), valgrind_path(), f"--tool={TOOL_NAME}", "-q", f"--out-fd={wfd}", *geometry.tool_args(), *stream,
            exe, *args]
-    env = dict(RUN_ENV, VALGRIND_LIB=str(lib))
+    env = dict(RUN_ENV, VALGRIND_LIB=f"/proc/self/cwd/{LIB_LINK}" if lib_link else str(lib))
     with tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
@@ -315,7 +335,7 @@ def cache_key(workload: str, size: str, threads: int, input_hash: str, geom: Geo
     """Names a cached trace: a new tool build, format version or storage codec gives a new name,
     so an old file is never served (it is traced again)."""
     key = json.dumps({"workload": workload, "size": size, "threads": threads, "input": input_hash,
-                      "geometry": asdict(geom), "tool": tool_version(quantum),
+                      "geometry": asdict(geom), "tool": tool_version(quantum), "paths": CLIENT_PATHS,
                       "format": f"v{FORMAT_VERSION} {PACK_CODEC}"}, sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
@@ -355,8 +375,23 @@ def _ensure_locked(w, workload: str, size: str, threads: int | None, geom: Geome
         return out
     header = {"workload": workload, "input_hash": inv.input_hash, "threads": t,
               "extra": {"size": size, "input": w.sizes[size], "cache_key": digest}}
-    run_trace(inv.program, list(inv.args), out, geom, cwd=workdir, header=header, progress=progress, quantum=quantum)
+    # A program Veil built (under the cache) is named from the input folder, like its inputs.
+    program = inv.program
+    if Path(program).is_absolute() and Path(program).is_relative_to(root):
+        program = os.path.relpath(program, workdir)
+    run_trace(program, list(inv.args), out, geom, cwd=workdir, header=header, progress=progress, quantum=quantum,
+              lib_link=True)
     return out
+
+
+def _link(link: Path, target: Path) -> None:
+    """`link` -> `target`, replaced if it points elsewhere (another checkout's tool)."""
+    if link.is_symlink() and os.readlink(link) == str(target):
+        return
+    tmp = link.with_name(f"{link.name}.{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    os.symlink(target, tmp)
+    os.replace(tmp, link)
 
 
 def ensure_traces(requests: list[dict], jobs: int = 1) -> list[Path]:

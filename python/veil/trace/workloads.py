@@ -195,7 +195,10 @@ def build_kernel(name: str, bin_dir: Path) -> Path:
     bin_dir.mkdir(parents=True, exist_ok=True)
     gcc = _system_program("gcc")
     tmp = out.with_suffix(".tmp")
-    r = subprocess.run([gcc, "-O2", "-g", "-pthread", "-o", str(tmp), str(src), "-lm"], capture_output=True, text=True)
+    # The checkout's path stays out of the binary (its debug information), so every clone builds
+    # the same bytes.
+    r = subprocess.run([gcc, "-O2", "-g", "-pthread", f"-ffile-prefix-map={SRC}=workloads/src", "-o", str(tmp),
+                        str(src), "-lm"], capture_output=True, text=True)
     if r.returncode:
         raise VeilError(f"building {src.name} failed: {r.stderr.strip().splitlines()[-1:]}")
     tmp.replace(out)
