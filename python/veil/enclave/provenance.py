@@ -75,7 +75,7 @@ register_headlines("enclave", ["enclave/*/exl_slowdown_64w", "enclave/*/exl_64w_
                    source="paper abstract and conclusion, §5 (Fig. 2: EX-L 'suffers a decrease in performance at "
                           "64 workers')")
 
-# `veil explain` answers measured on earlier code (docs/enclave.md, "`veil explain` on the decrease").
+# `veil explain` answers measured on earlier code (docs/enclave-shapes.md, "`veil explain` on the decrease").
 for _cfg, _lowest in (("sgx", "1.09x"), ("sev", "1.28x")):
     record_explained(f"enclave/{_cfg}/exl_64w_over_32w",
                      f"fails under every plausible assumption (8 assumptions over their ranges, 4 joint points and "
