@@ -114,9 +114,9 @@ def test_reproducer_writes_the_results_keys(veil_cli, tmp_path, store_path):
         for k in ("exb_slowdown_64w", "exl_slowdown_64w", "exl_zero_ctx_slowdown_64w", "sse_hp_slowdown_64w",
                   "sse_nhp_slowdown_64w", "exl_64w_over_32w", "sse_hp_64w_over_32w", "bl_64w_over_32w"):
             assert f"enclave/{p}/{k}" in res, k
-    # A fit that ends at a search bound says so (syscall_scale sits at its lower bound).
-    assert res["enclave/calibration/syscall_scale_at_bound"] == "lower"
-    assert res["enclave/calibration/work_scale_at_bound"] == "no"
+    # A fit that ends at a search bound says so (work_lines_scale sits at its upper bound).
+    assert res["enclave/calibration/work_lines_scale_at_bound"] == "upper"
+    assert res["enclave/calibration/syscall_scale_at_bound"] == "no"
     # The paper's targets, through the whole Python path.
     assert abs(res["enclave/sgx/exb_slowdown_64w"] - 2.2) <= 0.2
     assert abs(res["enclave/sev/exb_slowdown_64w"] - 1.5) <= 0.15
