@@ -54,11 +54,6 @@ impl Checker {
         })
     }
 
-    /// The memory, for tamper and replay tests.
-    pub fn memory_mut(&mut self) -> &mut SecureMemory {
-        &mut self.mem
-    }
-
     pub fn step(&mut self, r: &Record) -> Result<()> {
         let (mem, fvt, c) = (&mut self.mem, &mut self.fvt, &mut self.c);
         let line = r.addr >> 6;
