@@ -84,8 +84,10 @@ pub fn observe(run: &BusRun) -> Result<BusView> {
         sim.step(&r);
         v.accesses.push(sim.bus_accesses()[before..].to_vec());
         v.load_latency.push(if r.kind == Kind::LoadFill { sim.last_load_latency() } else { 0.0 });
-        if r.kind == Kind::Writeback || !mem.contains(line) {
+        if r.kind == Kind::Writeback {
             mem.write_line(line, &r.data, &fvt)?;
+        } else if !mem.contains(line) {
+            mem.load_line(line, &r.data, &fvt)?;
         }
         if r.kind != Kind::Writeback {
             let f = mem.fetch_line(line, &fvt)?;

@@ -136,10 +136,14 @@ pub struct Config {
     pub counters: String,
     /// Digests per tree node (8-byte digests in a 64-byte line: 8).
     pub tree_arity: u32,
-    /// Timing model: counter block layout, "split" (a 64-bit major and 64 7-bit minor counters
-    /// per block, one block per 4 KB page, Yan et al. ISCA 2006) or "monolithic" (eight 64-bit
-    /// counters per block).
+    /// Counter block layout in both models (counters in a tree), "split" (a 64-bit major and 64
+    /// minor counters of `minor_counter_bits` per block, one block per 4 KB page, Yan et al. ISCA
+    /// 2006) or "monolithic" (eight 64-bit counters per block).
     pub counter_block: String,
+    /// Split counter blocks: bits of each minor counter (7 in Yan et al.; at most 7, so 64 of
+    /// them and the 64-bit major fill 64 bytes). A line's 2^bits-th write since its block's
+    /// last overflow overflows it.
+    pub minor_counter_bits: u32,
     /// Timing model: memory the counter tree covers, MB (sets the tree's height).
     pub protected_mb: u64,
     /// Timing model: counter cache lines (counter blocks and tree nodes, 64 B each) and ways.
@@ -212,6 +216,7 @@ impl Default for Config {
             counters: "tree".into(),
             tree_arity: 8,
             counter_block: "split".into(),
+            minor_counter_bits: 7,
             protected_mb: 4096,
             counter_cache_entries: 512,
             counter_cache_ways: 8,
@@ -333,12 +338,7 @@ impl Config {
             return Err(Error::config(format!("tree_arity: must be >= 2, got {}", self.tree_arity)));
         }
         crate::secure::Counters::new(&self.counters, self.tree_arity, 0)?;
-        if self.counter_block != "split" && self.counter_block != "monolithic" {
-            return Err(Error::config(format!(
-                "counter_block: unknown counter block '{}' (known: split, monolithic)",
-                self.counter_block
-            )));
-        }
+        crate::tree::BlockOrg::parse(&self.counter_block, self.minor_counter_bits)?;
         if self.protected_mb == 0 || self.protected_mb > 1 << 24 {
             return Err(Error::config(format!("protected_mb: must be 1..2^24 MB, got {}", self.protected_mb)));
         }

@@ -6,10 +6,8 @@ use veil_trace::TraceReader;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::fvt::Fvt;
-use crate::layout;
+use crate::check::{Check, Checker};
 use crate::record::{Kind, Record};
-use crate::secure::SecureMemory;
 use crate::sim::{Results, Sim};
 use crate::synth::{Synth, SynthConfig};
 
@@ -175,67 +173,11 @@ pub fn simulate_run(run: &Run, interrupted: &dyn Fn() -> bool) -> Result<Results
     Ok(sim.finish())
 }
 
-/// What the functional model found over a whole input.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Check {
-    pub fetches: u64,
-    pub writebacks: u64,
-    /// Fetches that decrypted and authenticated, but to other bytes than the trace's: memory
-    /// changed behind the cache (a device or the kernel wrote it, e.g. a file read). The line is
-    /// then written again as such a write would (a decryption error would fail its MAC instead,
-    /// since MACs cover the plaintext). Zero on a consistent (synthetic) trace.
-    pub external_updates: u64,
-    /// MAC failures on untampered memory.
-    pub integrity_failures: u64,
-    pub ct_hits: u64,
-    pub mac_hits: u64,
-    pub false_hits: u64,
-    pub chunks: u64,
-    pub spec_ops: u64,
-}
-
 /// Replays the input through the functional model (real ciphers, MACs and speculation).
 pub fn check_run(run: &Run, interrupted: &dyn Fn() -> bool) -> Result<Check> {
-    let scheme = run.config.validate()?;
-    let counters = crate::secure::Counters::new(&run.config.counters, run.config.tree_arity, run.config.seed)?;
-    let mut mem = SecureMemory::with_counters(scheme, run.config.seed, counters)?;
-    let mut fvt = Fvt::new(run.config.fvt_size, run.config.fvt_candidates, run.config.fvt_promote);
-    let mut c = Check::default();
-    for_each(run, interrupted, |r| {
-        let line = r.addr >> 6;
-        match r.kind {
-            Kind::Writeback => {
-                c.writebacks += 1;
-                mem.write_line(line, &r.data, &fvt)?;
-            }
-            _ => {
-                if !mem.contains(line) {
-                    mem.write_line(line, &r.data, &fvt)?;
-                }
-                c.fetches += 1;
-                match mem.fetch_line(line, &fvt) {
-                    Ok(f) => {
-                        if f.plaintext != r.data {
-                            c.external_updates += 1;
-                            mem.write_line(line, &r.data, &fvt)?;
-                        }
-                        c.ct_hits += f.ct_hits as u64;
-                        c.mac_hits += f.mac_hits as u64;
-                        c.false_hits += f.false_hits as u64;
-                        c.chunks += f.chunks as u64;
-                        c.spec_ops += f.spec_ops;
-                    }
-                    Err(Error::Integrity(_)) => c.integrity_failures += 1,
-                    Err(e) => return Err(e),
-                }
-                for x in layout::words(&r.data) {
-                    fvt.observe(x);
-                }
-            }
-        }
-        Ok(())
-    })?;
-    Ok(c)
+    let mut ch = Checker::new(&run.config)?;
+    for_each(run, interrupted, |r| ch.step(r))?;
+    Ok(ch.finish())
 }
 
 fn parse(json: &str) -> std::result::Result<Run, String> {

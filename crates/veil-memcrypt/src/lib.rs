@@ -8,7 +8,7 @@
 //! | frequent value table (candidate filter + LRU table) | [`fvt`] |
 //! | chunk re-ordering with the 8-bit bitmap | [`layout`] |
 //! | bitmap cache, bitmap prefetchers, data TLB | [`bitmap`], [`prefetch`], [`tlb`] |
-//! | functional encrypted memory and speculation engine | [`secure`] |
+//! | functional encrypted memory and speculation engine, and its run over a stream | [`secure`], [`tree`], [`check`] |
 //! | SDRAM, crypto engine pool | [`dram`], [`engines`] |
 //! | interval-model timing over an L2 miss trace | [`sim`] |
 //! | sampled simulation: windows warmed functionally, timed in parallel | [`sampled`], its plan [`sampling`] |
@@ -22,6 +22,7 @@
 
 pub mod bitmap;
 pub mod bus;
+pub mod check;
 pub mod config;
 pub mod deps;
 pub mod dram;

@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::fvt::Fvt;
 use crate::layout;
 use crate::mode::{load, store, CipherKind, CounterMode, DirectMode};
-use crate::tree::CounterTree;
+use crate::tree::{BlockOrg, Bump, CounterTree};
 
 /// Line indices at and above this hold bitmap lines (one per 4 KB page of data).
 pub const BITMAP_REGION: u64 = 1 << 58;
@@ -130,6 +130,9 @@ pub struct SecureMemory {
     /// Trusted nonces of data lines and bitmap lines (bitmap line of page p at index
     /// `BITMAP_REGION + p`): what verification uses.
     counters: Counters,
+    /// Split minor-counter overflows, and the stored lines they re-encrypted.
+    overflows: u64,
+    reencrypted_lines: u64,
 }
 
 /// Where the trusted per-line counters (nonces) are kept.
@@ -142,11 +145,19 @@ pub enum Counters {
 }
 
 impl Counters {
-    /// `kind`: "on_chip" or "tree" (with `arity`); the tree's key derives from `seed`.
+    /// `kind`: "on_chip" or "tree" (with `arity`, eight 64-bit counters per block); the tree's
+    /// key derives from `seed`.
     pub fn new(kind: &str, arity: u32, seed: u64) -> Result<Self> {
+        Self::with_block(kind, arity, BlockOrg::Monolithic, seed)
+    }
+
+    /// As [`Self::new`], a tree's data-line counters in blocks of `org` (bitmap lines keep
+    /// 64-bit counters: `crate::tree`). On chip, every counter is 64 bits whatever `org`, as
+    /// in the timing model.
+    pub fn with_block(kind: &str, arity: u32, org: BlockOrg, seed: u64) -> Result<Self> {
         match kind {
             "on_chip" => Ok(Counters::OnChip(HashMap::new())),
-            "tree" => Ok(Counters::Tree(Box::new(CounterTree::new(arity, &key(seed, 5, 16))?))),
+            "tree" => Ok(Counters::Tree(Box::new(CounterTree::with_org(arity, &key(seed, 5, 16), org, BITMAP_REGION)?))),
             _ => Err(Error::config(format!("counters: unknown counter store '{kind}' (known: on_chip, tree)"))),
         }
     }
@@ -158,13 +169,15 @@ impl Counters {
         }
     }
 
-    fn set(&mut self, idx: u64, value: u64) -> Result<()> {
+    /// A write of `idx`: its counter goes up (a split block may overflow, `crate::tree`).
+    fn bump(&mut self, idx: u64) -> Result<Bump> {
         match self {
             Counters::OnChip(m) => {
-                m.insert(idx, value);
-                Ok(())
+                let v = m.entry(idx).or_insert(0);
+                *v += 1;
+                Ok(Bump { nonce: *v, overflow: None })
             }
-            Counters::Tree(t) => t.set(idx, value),
+            Counters::Tree(t) => t.bump(idx),
         }
     }
 }
@@ -201,6 +214,8 @@ impl SecureMemory {
             lines: HashMap::new(),
             bitmaps: HashMap::new(),
             counters,
+            overflows: 0,
+            reencrypted_lines: 0,
         })
     }
 
@@ -272,36 +287,89 @@ impl SecureMemory {
 
     fn set_bitmap(&mut self, line: u64, bm: u8) -> Result<()> {
         let page = line / LINES_PER_BITMAP;
+        // A new bitmap line is sealed under its counter as it stands; a rewrite bumps it (bitmap
+        // lines' counters are 64-bit: they never overflow).
         let (mut pt, nonce) = match self.bitmaps.get(&page) {
-            None => ([0u8; 64], 0),
-            Some(s) => (self.open_bitmap(page, s)?, self.counters.get(BITMAP_REGION + page)? + 1),
+            None => ([0u8; 64], self.counters.get(BITMAP_REGION + page)?),
+            Some(s) => (self.open_bitmap(page, s)?, self.counters.bump(BITMAP_REGION + page)?.nonce),
         };
         pt[(line % LINES_PER_BITMAP) as usize] = bm;
         let s = self.seal_with(BITMAP_REGION + page, nonce, &pt, true);
         self.bitmaps.insert(page, s);
-        self.counters.set(BITMAP_REGION + page, nonce)?;
         Ok(())
     }
 
-    /// Encrypts and stores a line (a dirty writeback, or the loader's initial image when the
-    /// line is new): the nonce goes up by one on every write of an existing line. Under
-    /// re-ordering the bitmap marks the words the FVT holds now.
+    /// Encrypts and stores a line written back (or written behind the cache): its counter goes
+    /// up by one first, even for a line never stored (memory held the loader's image under the
+    /// counter as it stood), as the timing model counts every writeback. A split counter that
+    /// overflows re-encrypts every other stored line of its block under the new major counter
+    /// (`crate::tree`). Under re-ordering the bitmap marks the words the FVT holds now.
     pub fn write_line(&mut self, line: u64, pt: &[u8; 64], fvt: &Fvt) -> Result<()> {
+        self.check_line(line)?;
+        let layout_pt = self.layout(line, pt, fvt)?;
+        let bump = self.counters.bump(line)?;
+        if let Some(o) = &bump.overflow {
+            self.reencrypt_block(line, o)?;
+        }
+        let s = self.seal(line, bump.nonce, &layout_pt);
+        self.lines.insert(line, s);
+        Ok(())
+    }
+
+    /// Stores the loader's initial image of a line never stored, under its counter as it
+    /// stands (no write happened: nothing is bumped).
+    pub fn load_line(&mut self, line: u64, pt: &[u8; 64], fvt: &Fvt) -> Result<()> {
+        self.check_line(line)?;
+        if self.lines.contains_key(&line) {
+            return Err(Error::config(format!("line {line:#x}: the loader's image of a line already stored")));
+        }
+        let layout_pt = self.layout(line, pt, fvt)?;
+        let s = self.seal(line, self.counters.get(line)?, &layout_pt);
+        self.lines.insert(line, s);
+        Ok(())
+    }
+
+    fn check_line(&self, line: u64) -> Result<()> {
         if line >= BITMAP_REGION {
             return Err(Error::config(format!("line index {line:#x} is in the reserved bitmap region")));
         }
-        let nonce = if self.lines.contains_key(&line) { self.counters.get(line)? + 1 } else { 0 };
-        let mut layout_pt = *pt;
-        if self.scheme.reorders() {
-            let w = layout::words(pt);
-            let bm = layout::bitmap(&w, |v| fvt.contains(v));
-            layout_pt = layout::bytes(&layout::reorder(&w, bm));
-            self.set_bitmap(line, bm)?;
-        }
-        let s = self.seal(line, nonce, &layout_pt);
-        self.lines.insert(line, s);
-        self.counters.set(line, nonce)?;
         Ok(())
+    }
+
+    /// The line as stored: re-ordered under its new bitmap (which is written) where the scheme
+    /// re-orders.
+    fn layout(&mut self, line: u64, pt: &[u8; 64], fvt: &Fvt) -> Result<[u8; 64]> {
+        if !self.scheme.reorders() {
+            return Ok(*pt);
+        }
+        let w = layout::words(pt);
+        let bm = layout::bitmap(&w, |v| fvt.contains(v));
+        self.set_bitmap(line, bm)?;
+        Ok(layout::bytes(&layout::reorder(&w, bm)))
+    }
+
+    /// A split counter block overflowed on a write of `line`: every other line of the block that
+    /// memory holds is authenticated and decrypted under its old nonce and sealed again under the
+    /// new one (its layout and bitmap unchanged). A line that fails authentication stops the
+    /// write with an integrity error, as the processor would halt.
+    fn reencrypt_block(&mut self, line: u64, o: &crate::tree::Overflow) -> Result<()> {
+        self.overflows += 1;
+        for (k, &old) in o.old.iter().enumerate() {
+            let l = o.first_line + k as u64;
+            let Some(s) = self.lines.get(&l).filter(|_| l != line) else {
+                continue;
+            };
+            let pt = self.open_with(l, old, s, &format!("line {l:#x} (re-encrypted on a counter overflow)"), false)?;
+            let fresh = self.seal(l, o.nonce, &pt);
+            self.lines.insert(l, fresh);
+            self.reencrypted_lines += 1;
+        }
+        Ok(())
+    }
+
+    /// Split minor-counter overflows so far, and the stored lines they re-encrypted.
+    pub fn overflows(&self) -> (u64, u64) {
+        (self.overflows, self.reencrypted_lines)
     }
 
     pub fn contains(&self, line: u64) -> bool {

@@ -372,8 +372,12 @@ impl Sim {
             self.r.frequent_words_lost_odd += odd;
             self.r.frequent_words_lost_changed += freq.count_ones() as u64 - paired - odd;
         }
-        let pairs = (stored_bm.count_ones() / 2) as usize;
-        let pm = layout::predicted_mask(cb, reorders, freq, stored_bm);
+        // Adaptive re-ordering: a line whose bitmap is zero is in natural order (converted by a
+        // stop, laid out so by the loader, or written with no frequent word), so speculation
+        // tries natural pairs at every position, as on a page that does not re-order.
+        let natural = reorders && stored_bm == 0 && self.adaptive.is_some();
+        let pairs = if natural { n } else { (stored_bm.count_ones() / 2) as usize };
+        let pm = layout::predicted_mask(cb, reorders && !natural, freq, stored_bm);
         let mut pred = [false; 8];
         for (j, p) in pred.iter_mut().enumerate() {
             *p = pm >> j & 1 == 1;

@@ -93,6 +93,24 @@ fn a_page_without_frequent_values_stops_reading_its_bitmap_after_the_window_and_
 }
 
 #[test]
+fn a_line_in_natural_order_on_a_reordering_page_is_speculated_in_its_natural_pairs() {
+    // After the trace, page 0 re-orders again, but its line 12 was laid down in natural order
+    // (the page was natural when the loader's layout was decided): its bitmap is zero. An
+    // all-zero line holds four natural frequent pairs; speculation tries them, as on a page that
+    // does not re-order (a bitmap of zero gave no speculated position before, losing them).
+    let mut recs = trace();
+    let before = go(&machine("adaptive"), &recs);
+    recs.push(fill(12, [0; 64]));
+    let a = go(&machine("adaptive"), &recs);
+    assert_eq!((a.reorder_stops, a.reorder_resumes, a.natural_page_fills), (1, 1, 6), "line 12 is on a re-ordering page");
+    assert_eq!((a.chunks - before.chunks, a.chunks_predicted - before.chunks_predicted), (4, 4));
+    // The paper's machine laid line 12 out re-ordered with the loader's bitmap: the same 4.
+    let p0 = go(&machine("always"), &trace());
+    let p = go(&machine("always"), &recs);
+    assert_eq!(p.chunks_predicted - p0.chunks_predicted, 4);
+}
+
+#[test]
 fn a_page_that_never_holds_frequent_values_never_reads_its_bitmap_line() {
     // Every page's first fill is random: laid out in natural order, no bitmap traffic at all.
     let recs: Vec<Record> = (0..256).map(|i| fill(i * 64 + i % 64, random(i))).collect();

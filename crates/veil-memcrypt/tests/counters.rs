@@ -76,22 +76,26 @@ fn a_dirty_counter_block_evicted_is_written_and_its_parent_updated() {
 }
 
 #[test]
-fn the_128th_writeback_of_a_line_overflows_its_split_counter_and_reencrypts_the_page() {
+fn the_128th_writeback_of_a_line_overflows_its_split_counter_and_reencrypts_the_other_lines_of_its_page() {
     let wbs = |n: usize| -> Vec<Record> { (0..n).map(|_| rec(Kind::Writeback, 5)).collect() };
     let r = go(&machine("split", 512, 8), &wbs(127));
     assert_eq!((r.counter_overflows, r.overflow_lines, r.overflow_ops), (0, 0, 0));
     assert_eq!(r.dram_accesses, 127 + 3);
     let r = go(&machine("split", 512, 8), &wbs(128));
-    // AES: 4 chunks; each of the page's 64 lines is decrypted and re-encrypted (4 cipher passes
-    // each way) with its MACs (4 each way): 16 operations, a read and a write.
-    assert_eq!((r.counter_overflows, r.overflow_lines, r.overflow_ops), (1, 64, 64 * 16));
-    assert_eq!(r.dram_accesses, 128 + 3 + 2 * 64);
+    // AES: 4 chunks; each of the page's 63 other lines is decrypted and re-encrypted (4 cipher
+    // passes each way) with its MACs (4 each way): 16 operations, a read and a write. The
+    // written line goes out under the new counter as its writeback.
+    assert_eq!((r.counter_overflows, r.overflow_lines, r.overflow_ops), (1, 63, 63 * 16));
+    assert_eq!(r.dram_accesses, 128 + 3 + 2 * 63);
     // The minors start again: 255 writebacks overflow once, 256 twice.
     assert_eq!(go(&machine("split", 512, 8), &wbs(255)).counter_overflows, 1);
     assert_eq!(go(&machine("split", 512, 8), &wbs(256)).counter_overflows, 2);
     // 64-bit counters never overflow.
     let m = go(&machine("monolithic", 512, 8), &wbs(256));
     assert_eq!((m.counter_overflows, m.overflow_lines), (0, 0));
+    // 3-bit minors: the 8th writeback overflows.
+    let c = Config { minor_counter_bits: 3, ..machine("split", 512, 8) };
+    assert_eq!((go(&c, &wbs(7)).counter_overflows, go(&c, &wbs(8)).counter_overflows, go(&c, &wbs(16)).counter_overflows), (0, 1, 2));
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Golden outputs of the timing model: every result field (IPC, cycles, every counter) of a few
 //! schemes on deterministic synthetic streams, recorded before the model's hot loop was
 //! optimised, and again when the counter tree became the default (the on-chip runs were the same
-//! bit for bit). Speed work must keep them bit-identical (JSON floats round-trip exactly); a change
+//! bit for bit), and when adaptive re-ordering began to speculate natural pairs on lines whose
+//! bitmap is zero (only the two `aes_adaptive` entries changed: more chunks predicted). Speed work must keep them bit-identical (JSON floats round-trip exactly); a change
 //! that is meant to change a result updates `tests/golden_timing.json` in the same commit and
 //! says why (`VEIL_BLESS=1 cargo test -p veil-memcrypt --release --test golden` rewrites it).
 

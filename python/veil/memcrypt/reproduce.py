@@ -437,9 +437,6 @@ def _adaptive(ctx, R: _Runs) -> None:
     def ratio(w: str, a: str, b: str) -> float:
         return by[(w, a)]["ipc"] / by[(w, b)]["ipc"] - 1
 
-    def kept(w: str) -> float:
-        return sp(w, "aes_adaptive_256k") / sp(w, "aes_direct_256k")
-
     grid = [[w, f"{sp(w, 'aes_norder_256k'):+.4f}", f"{sp(w, 'aes_direct_256k'):+.4f}",
              f"{sp(w, 'aes_adaptive_256k'):+.4f}", f"{ratio(w, 'aes_adaptive', 'aes_norder'):+.4f}",
              f"{by[(w, 'aes_adaptive')]['natural_page_fills'] / max(by[(w, 'aes_adaptive')]['load_fills'] + by[(w, 'aes_adaptive')]['store_fills'], 1):.3f}",
@@ -453,22 +450,31 @@ def _adaptive(ctx, R: _Runs) -> None:
              "every word random or every word zero)." + R.counters,
              ["workload", "spec., no re-ordering", "spec., re-ordering (paper)", "spec., adaptive",
               "adaptive vs no re-ordering", "natural-order fills", "stops / resumes"], grid)
-    gaining = [w for w in R.workloads + ["synthetic-zero"] if sp(w, "aes_direct_256k") > 0.01]
     ctx.table("Adaptive re-ordering (beyond the paper)", [
         row("adaptive re-ordering's cost against speculation without re-ordering, random data",
             ratio("synthetic-random", "aes_adaptive", "aes_norder"), unit="fraction",
             shape=Shape(">", -0.01), source="target set beyond the paper (under 1% cost)",
             metric="memcrypt/adaptive/random_cost_vs_no_reorder",
             note=f"the paper's re-ordering costs {ratio('synthetic-random', 'aes_spec', 'aes_norder'):+.4f} there"),
-        row("smallest share of the paper's re-ordering gain adaptive re-ordering keeps, where it gains over 1%",
-            min((kept(w) for w in gaining), default=None), unit="fraction", shape=Shape(">=", 0.9),
-            source="target set beyond the paper (at least 90% of the gain where values are frequent)",
-            metric="memcrypt/adaptive/min_gain_kept",
-            note="over " + ", ".join(f"{w} {kept(w):.3f}" for w in gaining)),
+        min_gain_kept_row(R, R.workloads + ["synthetic-zero"]),
         row("suite mean AES speedup, adaptive re-ordering", statistics.fmean(sp(w, "aes_adaptive_256k") for w in R.workloads),
             unit="fraction", metric="memcrypt/adaptive/mean_speedup",
             note=f"re-ordering everywhere {R.mean('aes_direct_256k'):+.4f}, without re-ordering "
                  f"{R.mean('aes_norder_256k'):+.4f}")])
+
+
+def min_gain_kept_row(R: _Runs, workloads: list[str]) -> Row:
+    """The smallest share of the paper's re-ordering gain adaptive re-ordering keeps, over the
+    `workloads` where that gain is over 1% (the report's row, and its row check's)."""
+    def kept(w: str) -> float:
+        return R.sp(w, "aes_adaptive_256k") / R.sp(w, "aes_direct_256k")
+
+    gaining = [w for w in workloads if R.sp(w, "aes_direct_256k") > 0.01]
+    return row("smallest share of the paper's re-ordering gain adaptive re-ordering keeps, where it gains over 1%",
+               min((kept(w) for w in gaining), default=None), unit="fraction", shape=Shape(">=", 0.9),
+               source="target set beyond the paper (at least 90% of the gain where values are frequent)",
+               metric="memcrypt/adaptive/min_gain_kept",
+               note="over " + ", ".join(f"{w} {kept(w):.3f}" for w in gaining))
 
 
 def _counters(ctx, R: _Runs) -> None:

@@ -65,8 +65,8 @@ COUNTER_STORES = {
                "paper's implicit machine); a replayed record fails its MAC",
 }
 COUNTER_BLOCKS = {
-    "split": "a 64-bit major and 64 7-bit minor counters per 64-byte block, one block per 4 KB page (Yan et al., "
-             "ISCA 2006); a minor counter's wrap re-encrypts the page",
+    "split": "a 64-bit major and 64 minor counters (minor_counter_bits, 7) per 64-byte block, one block per 4 KB "
+             "page (Yan et al., ISCA 2006); a minor counter's wrap re-encrypts the page's other lines",
     "monolithic": "eight 64-bit counters per 64-byte block (never overflow)",
 }
 REORDER_POLICIES = {
@@ -188,7 +188,10 @@ class MachineConfig(ExperimentConfig):
     tree_arity: int = Field(8, ge=2, le=1 << 16, description="arity of the counter tree (8: eight 8-byte digests "
                                                              "per 64-byte node)")
     counter_block: ComponentName("memcrypt.counter_block") = Field(
-        "split", description="timing model: counter block layout (counters = tree)")
+        "split", description="counter block layout in both models (counters = tree)")
+    minor_counter_bits: int = Field(7, ge=1, le=7, description="split counter blocks: bits of each minor counter "
+                                                               "(Yan et al.: 7; 64 minors and the 64-bit major fill "
+                                                               "64 bytes, so at most 7)")
     protected_mb: int = Field(4096, ge=1, le=1 << 24, description="timing model: memory the counter tree covers, MB "
                                                                   "(sets the tree's height)")
     counter_cache_entries: int = Field(512, ge=1, le=1 << 20, description="timing model: counter cache lines "
@@ -345,7 +348,8 @@ RUN_RESULTS = {
     "counter_ops": ("operations", "MAC operations verifying fetched counter blocks and nodes and re-digesting "
                                   "evicted ones"),
     "counter_overflows": ("", "split counters: minor-counter wraps (each re-encrypts its page)"),
-    "overflow_lines": ("", "lines read and re-encrypted by minor-counter overflows"),
+    "overflow_lines": ("", "lines read and re-encrypted by minor-counter overflows (the page's other 63 lines "
+                           "each; the written line goes out under the new counter as its writeback)"),
     "overflow_ops": ("operations", "crypto engine operations of those re-encryptions"),
     "bitmap_wait_cycles": ("cycles", "over load fills, CPU cycles by which waiting for the bitmap delayed the data"),
     "dependent_misses": ("", "load misses that waited for the line holding their address (pointer chasing)"),
@@ -399,6 +403,10 @@ CHECK_RESULTS = {
     "false_hits": ("", "speculative hits that differ from the true decryption (must be 0)"),
     "chunks": ("", "cipher-size chunks checked"),
     "spec_ops": ("", "cipher operations spent on speculation"),
+    "counter_overflows": ("", "split counters in memory: minor-counter overflows (each bumps its block's major "
+                              "counter); the same count as memcrypt.run's on the same records without warm-up"),
+    "overflow_lines": ("", "stored lines those overflows re-encrypted with the real ciphers (every other line of "
+                           "the block that memory holds: authenticated under its old nonce, sealed under the new)"),
 }
 
 

@@ -19,15 +19,19 @@
 //! operation): the parent becomes dirty in the cache, fetched first if absent (a tree fetch),
 //! which may evict another dirty line in turn (lazy update up to the on-chip root).
 //!
-//! **Split counters overflow**: the 128th writeback of a line since its page was last
-//! re-encrypted wraps its 7-bit minor counter; the major counter is bumped and every line of the
-//! page is read, re-encrypted under the new major counter and written back (64 reads, 64
-//! writes, decryption and encryption with MACs of each), booked on memory and engines.
+//! **Split counters overflow**: the 2^bits-th writeback of a line since its page was last
+//! re-encrypted would wrap its minor counter (`minor_counter_bits`, 7: the 128th); the major
+//! counter is bumped and every other line of the page is read, re-encrypted under the new major
+//! counter and written back (63 reads, 63 writes, decryption and encryption with MACs of each),
+//! booked on memory and engines; the written line itself goes out under the new counter as its
+//! writeback. The functional model does the same with real ciphers (`crate::tree`,
+//! `SecureMemory::write_line`), and its count of overflows equals this one on the same records.
 
 use super::{LineMap, Sim};
 use crate::bitmap::{BitmapCache, Lookup};
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::tree::BlockOrg;
 
 /// Counter blocks and tree nodes sit above data, bitmap and MAC lines: level L's node i at
 /// `CTR_REGION + (L << 56) + i`.
@@ -43,9 +47,9 @@ pub struct CounterOrg {
     per_block: u64,
     /// Split counters: writebacks of a line after which its minor counter wraps (None: 64-bit
     /// counters, which never do).
-    minor_wrap: Option<u16>,
+    minor_wrap: Option<u64>,
     /// Writebacks per line since its page's last re-encryption (split counters only).
-    minors: LineMap<u16>,
+    minors: LineMap<u64>,
 }
 
 /// Tree levels above `blocks` counter blocks at arity `arity`, the root's level included.
@@ -65,13 +69,8 @@ impl CounterOrg {
         if !cfg.encryption || cfg.counters == "on_chip" {
             return Ok(None);
         }
-        let (per_block, minor_wrap) = match cfg.counter_block.as_str() {
-            "split" => (64, Some(128)),
-            "monolithic" => (8, None),
-            s => {
-                return Err(Error::config(format!("counter_block: unknown counter block '{s}' (known: split, monolithic)")))
-            }
-        };
+        let org = BlockOrg::parse(&cfg.counter_block, cfg.minor_counter_bits)?;
+        let (per_block, minor_wrap) = (org.per_block(), org.minor_wrap());
         let lines = cfg.protected_mb * (1 << 20) / 64;
         let blocks = lines.div_ceil(per_block).max(1);
         let arity = cfg.tree_arity as u64;
@@ -207,8 +206,8 @@ impl Sim {
         let per_block = org.per_block;
         let first = line / per_block * per_block;
         self.r.counter_overflows += 1;
-        self.r.overflow_lines += per_block;
-        self.r.overflow_ops += self.reencrypt(t, first..first + per_block);
+        self.r.overflow_lines += per_block - 1;
+        self.r.overflow_ops += self.reencrypt(t, (first..first + per_block).filter(|&l| l != line));
     }
 
     /// Reads, decrypts and authenticates each of `lines`, then re-encrypts and re-MACs it and
