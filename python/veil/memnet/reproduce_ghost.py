@@ -60,8 +60,9 @@ LEAK_ALGORITHMS = [BASE, *SECURE, "adaptive_ghost", "constant_rate"]
 
 # Shape rows that no perturbation tried makes fail (docs/memnet.md, "Shapes that can fail"): not
 # counted as holding. The values are the quick report's under each declared assumption's range
-# ends and levels and under the named ablations (`python -m veil.core.rowcheck memnet --search`).
-NOT_FLIPPED = "robust, not shown able to fail: {} (docs/memnet.md, Shapes that can fail)"
+# ends and levels and under the named ablations (the evaluations of
+# `python -m veil.core.rowcheck memnet --search`).
+NOT_FLIPPED = "robust, not shown able to fail: on the quick report's points, {} (docs/memnet.md, Shapes that can fail)"
 GROWS_WITH_LOAD = {
     "ghost_minimal": "2.2-10.9 at every declared range end and level, 1.08 with one miss in flight per core on "
                      "4 GHz cores",
