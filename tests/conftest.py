@@ -83,7 +83,8 @@ def assert_verdicts(refs: dict, expected: dict[str, str]) -> None:
     assert got == expected, got
 
 
-def assert_shapes_falsifiable(system: str, store: Path, refs: dict | None = None) -> dict[str, str]:
+def assert_shapes_falsifiable(system: str, store: Path, refs: dict | None = None,
+                              checks: set[str] | None = None) -> dict[str, str]:
     """Every shape row of `system` that holds fails under some perturbation within the declared
     ranges or a named ablation; a shape nothing plausible can make fail must be marked self_check,
     so it is never counted as holding. Returns what falsified each.
@@ -93,7 +94,9 @@ def assert_shapes_falsifiable(system: str, store: Path, refs: dict | None = None
     at its reduced sizes: the rows must hold at the nominal values there (else the reduction
     changed their truth) and fail under the perturbation. Otherwise the whole reproducer is
     re-run at each end of each range (veil.core.explain.falsify: slow; toy systems only). With a
-    report's references.json (`refs`), each evaluated row's nominal value must be the report's."""
+    report's references.json (`refs`), each evaluated row's nominal value must be the report's.
+    `checks`: only the evaluators of these names (a cheap subset; the rest run behind
+    `python -m veil.core.rowcheck SYSTEM`)."""
     from veil.core.rowcheck import load_checks
     from veil.core.store import ResultStore
 
@@ -101,7 +104,7 @@ def assert_shapes_falsifiable(system: str, store: Path, refs: dict | None = None
         if load_checks(system):
             from veil.core.rowcheck import falsify, render
 
-            found = falsify(system, st)
+            found = falsify(system, st, checks=checks)
             if refs is not None:
                 import math
 

@@ -12,7 +12,6 @@ import pytest
 
 from veil import _native
 from veil.core.report import ReproduceContext, Section
-from veil.core.rows import inverted_shapes
 from veil.core.store import ResultStore
 from veil.memnet.leak import accept as acc
 from veil.memnet.reproduce_ghost import LABEL, LEAK_ALGORITHMS
@@ -91,11 +90,11 @@ def test_stored_acceptance_figures_cover_every_algorithm_and_their_shapes_can_fa
         if fp["tests"] < fp["planned"]:  # a stopped measurement says so in its row
             note = rows[f"memnet/leak/accept/{alg}/false_positive_rate"].note
             assert f"stopped after {fp['tests']} of the {fp['planned']}" in note
-    verdicts = {k: r.outcome for k, r in rows.items()}
-    assert set(verdicts.values()) <= {"holds", "fails"}
-    with inverted_shapes():
-        flipped = {k: r.outcome for k, r in _rows(tmp_path, "out2").items()}
-    assert all(flipped[k] != v for k, v in verdicts.items())
+    # they check Veil's attacker, not the paper's claims, and no perturbation of them was tried:
+    # self-checks, never counted as holding; their predicates still reject a weak attacker
+    assert {r.outcome for r in rows.values()} == {"self-check"}
+    for k, r in rows.items():
+        assert r.shape.test(r.value) and not r.shape.test(0.5 if "power" in k else 0.05), k
 
 
 def test_bad_input_is_one_line(trace, veil_cli):

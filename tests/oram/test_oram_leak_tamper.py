@@ -70,7 +70,10 @@ def test_engine_negative_control_is_flagged_in_the_leakage_table():
     v = r["families"]["volume"]
     assert v["leaks"] and v["power"] >= 0.95
     caught = rows_for(r)[-1]
-    assert caught.key == "leak/oram/tamper/engine/tampered-vs-other/power" and caught.outcome == "holds"
+    # caught (power >= 0.95), but no setting hides this secret (the service leaks reply timing on
+    # loopback), so the control cannot be made to fail: a self-check of the attacker
+    assert caught.key == "leak/oram/tamper/engine/tampered-vs-other/power" and caught.value >= 0.95
+    assert caught.outcome == "self-check"
 
 
 def test_service_is_not_flagged_on_same_secret_runs():

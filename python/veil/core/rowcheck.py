@@ -51,8 +51,8 @@ class Ablation:
 def ablation(name: str, fields: dict[str, Any], *, what: str) -> Ablation:
     if not what:
         raise ValueError(f"ablation {name!r}: say what it removes or replaces")
-    if not fields or any(k.count(".") < 1 for k in fields):
-        raise ValueError(f"ablation {name!r}: fields are 'experiment.field' names")
+    if not fields or any(k.count(".") < 2 for k in fields):
+        raise ValueError(f"ablation {name!r}: fields are 'system.experiment.field' names")
     return Ablation(name, tuple(sorted(fields.items())), what)
 
 
@@ -71,9 +71,16 @@ def overrides(p: Perturbation | None) -> dict[str, dict[str, Any]]:
         return out
     pairs = p.fields if isinstance(p, Ablation) else [(k, p[1]) for k in PROVENANCE.assumptions[p[0]].knobs]
     for knob, v in pairs:
-        exp, fld = knob.rsplit(".", 1)
+        exp, fld = _split_knob(knob)
         out.setdefault(exp, {})[fld] = v
     return out
+
+
+def _split_knob(knob: str) -> tuple[str, str]:
+    """("memnet.memsys", "secure.dwell_cycles") from "memnet.memsys.secure.dwell_cycles": an
+    experiment is named "system.name", and a field may sit in a nested table (a dotted key)."""
+    parts = knob.split(".")
+    return ".".join(parts[:2]), ".".join(parts[2:])
 
 
 def _in_range(a: Assumption, v: Any) -> bool:
@@ -145,10 +152,14 @@ def register_row_check(system: str, name: str, keys: list[str] | tuple[str, ...]
     return deco
 
 
+# Rows of a report section whose code lives in veil.core (the leakage table, "leak/...").
+_CHECK_MODULES = {"leak": "veil.core.leak.rowchecks"}
+
+
 def load_checks(system: str) -> list[RowCheck]:
     """The row checks `system` declares (importing `veil.<system>.rowchecks` where it exists)."""
     try:
-        importlib.import_module(f"veil.{system}.rowchecks")
+        importlib.import_module(_CHECK_MODULES.get(system, f"veil.{system}.rowchecks"))
     except ModuleNotFoundError as e:
         if e.name not in (f"veil.{system}", f"veil.{system}.rowchecks"):
             raise
@@ -202,22 +213,27 @@ class Finding:
 
 
 def falsify(system: str, store: ResultStore | None, *, search: bool = False, jobs: int = 1,
-            log: Callable[[str], None] = lambda _m: None) -> dict[str, Finding]:
+            log: Callable[[str], None] = lambda _m: None, checks: set[str] | None = None) -> dict[str, Finding]:
     """Per shape row a check gives: its nominal verdict and the first perturbation (the declared
-    one; with `search`, then every range end, level and ablation) under which it fails."""
+    one; with `search`, then every range end, level and ablation) under which it fails. `checks`:
+    only the checks of these names (a test's cheap subset; the rest behind the command line)."""
     out: dict[str, Finding] = {}
     for check in load_checks(system):
+        if checks is not None and check.name not in checks:
+            continue
         t0 = time.perf_counter()
         base = evaluate(check, None, store, jobs)
         found = {k: Finding(k, check.name, r["verdict"], r["value"]) for k, r in base.items()}
+        # a search also tries the rows marked self-check, to show what was tried on them
+        open_verdicts = ("holds", "self-check") if search else ("holds",)
         cands: list[Perturbation] = []
         for k, f in found.items():
-            if f.nominal == "holds":
+            if f.nominal in open_verdicts:
                 for p in (check.candidates(k) if search else [check.flip_for(k)]):
                     if p is not None and p not in cands:
                         cands.append(p)
         for p in cands:
-            open_ = [f for f in found.values() if f.nominal == "holds" and f.flipped_by is None
+            open_ = [f for f in found.values() if f.nominal in open_verdicts and f.flipped_by is None
                      and p in (check.candidates(f.key) if search else [check.flip_for(f.key)])]
             if not open_:
                 continue
@@ -241,6 +257,9 @@ def render(findings: dict[str, Finding]) -> str:
         f = findings[k]
         if f.nominal == "fails":
             what = "fails at the nominal values (a finding as it stands)"
+        elif f.nominal == "self-check" and f.tried:
+            what = (f"self-check ({_fmt(f.value)}); " + (f"fails ({_fmt(f.flipped_value)}) under {f.flipped_by}"
+                    if f.flipped_by else f"fails under none of: {'; '.join(f.tried)}"))
         elif f.nominal != "holds":
             what = f"{f.nominal} at the nominal values"
         elif f.flipped_by:
@@ -264,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--search", action="store_true", help="try every range end, level and ablation")
     ap.add_argument("--store", default=None)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--check", action="append", default=None, help="only this check (repeatable)")
     args = ap.parse_args(argv)
     load_systems()
     # `python -m` runs this file as __main__: the registry the systems fill is the imported module's
@@ -277,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{', '.join(known)})", file=__import__("sys").stderr)
         return 2
     with ResultStore(args.store or default_path()) as st:
-        found = rowcheck.falsify(args.system, st, search=args.search, jobs=args.jobs, log=print)
+        found = rowcheck.falsify(args.system, st, search=args.search, jobs=args.jobs, log=print,
+                                 checks=set(args.check) if args.check else None)
     print(rowcheck.render(found))
     return 0
 

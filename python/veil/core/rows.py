@@ -11,7 +11,6 @@ import math
 import os
 import re
 import statistics
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,18 +18,6 @@ from veil.core.provenance import BASES, ORIGINS, Constant, derive_basis
 
 FAILING = ("outside", "fails", "no value")
 _SHAPE_OPS = {">": ">", ">=": "≥", "<": "<", "<=": "≤", "==": "=", "between": "in"}
-_INVERTED = [False]
-
-
-@contextmanager
-def inverted_shapes():
-    """Every shape predicate evaluates to its negation: tests use it to show that a system's
-    shape checks can fail."""
-    _INVERTED[0] = True
-    try:
-        yield
-    finally:
-        _INVERTED[0] = False
 
 
 @dataclass(frozen=True)
@@ -50,9 +37,8 @@ class Shape:
             raise ValueError(f"shape between {self.a} and {self.b}: lo must not exceed hi")
 
     def test(self, v: float) -> bool:
-        ok = {">": v > self.a, ">=": v >= self.a, "<": v < self.a, "<=": v <= self.a, "==": v == self.a,
-              "between": self.b is not None and self.a <= v <= self.b}[self.op]
-        return ok != _INVERTED[0]
+        return {">": v > self.a, ">=": v >= self.a, "<": v < self.a, "<=": v <= self.a, "==": v == self.a,
+                "between": self.b is not None and self.a <= v <= self.b}[self.op]
 
     def text(self, unit: str = "") -> str:
         u = f" {unit}" if unit else ""

@@ -354,6 +354,15 @@ ACCEPT_JSON = Path(__file__).resolve().parents[1] / "data" / "leak_accept.json"
 CRITERION = "acceptance criterion of the adversary on real traced programs"
 
 
+# The acceptance rows check Veil's attacker, not the paper's claims: its power and its false-positive
+# rate follow from the test's design (13 seed pairs, alpha / 3) and the redirect planted into the
+# observations. Measured once and committed (52 wall minutes), with no perturbation tried, so they
+# are counted as self-checks, never as holding.
+ATTACKER_CHECK = ("a check of Veil's attacker, not a claim of the paper: power and false-positive rate follow from the "
+                  "test's design (13 seed pairs, alpha / 3) and the redirect planted into the observations; measured once "
+                  "and committed, no perturbation tried")
+
+
 def accept_rows(data: dict, labels: dict[str, str]) -> list:
     """Per algorithm: power at Cohen's w = 0.2 and at a 20% redirect (shape >= 0.95) and the
     same-secret false-positive rate (shape <= 0.01), measured (origin measurement)."""
@@ -374,16 +383,16 @@ def accept_rows(data: dict, labels: dict[str, str]) -> list:
             Row(f"{name}: power at Cohen's w = 0.2 (a redirect of {100 * pw['effect']:.2g}% into a quarter of "
                 "the modules)",
                 pw["power"], shape=Shape(">=", 0.95), source=CRITERION + ": w >= 0.2 caught with >= 95% power",
-                origin="measurement", key=f"memnet/leak/accept/{alg}/power_w02",
+                origin="measurement", self_check=ATTACKER_CHECK, key=f"memnet/leak/accept/{alg}/power_w02",
                 note=f"{pw['caught']}/{pw['trials']} plantings caught by the destinations test at alpha/3, each on "
                      f"13 seed pairs drawn from {r['pool']} same-secret runs; {how}"),
             Row(f"{name}: power at a 20% redirect", p20["power"], shape=Shape(">=", 0.95),
                 source=CRITERION + ": a redirect of 20% of the CPUs' packets caught with >= 95% power",
-                origin="measurement", key=f"memnet/leak/accept/{alg}/power_redirect20",
+                origin="measurement", self_check=ATTACKER_CHECK, key=f"memnet/leak/accept/{alg}/power_redirect20",
                 note=f"{p20['caught']}/{p20['trials']} plantings caught; {how}"),
             Row(f"{name}: false-positive rate over same-secret verdicts", fp["rate"]["either"],
                 shape=Shape("<=", 0.01), source=CRITERION + ": at most 1% of same-secret verdicts flagged",
-                origin="measurement", key=f"memnet/leak/accept/{alg}/false_positive_rate",
+                origin="measurement", self_check=ATTACKER_CHECK, key=f"memnet/leak/accept/{alg}/false_positive_rate",
                 note=f"{fp['flagged']['either']}/{fp['tests']} flagged (spatial {fp['flagged']['spatial']}, temporal "
                      f"{fp['flagged']['temporal']}); {draws}{stopped}; {how}"
                      + (f"; false positives re-measured {r['false_positives_remeasured']}"
