@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -85,6 +86,9 @@ pub struct Ticket {
     /// Set once it has carried an authenticated request, before it waits for a place among the
     /// authenticated connections: from then on it is queued, not cut at the deadline.
     proven: AtomicBool,
+    /// Set while it waits in line for a place: its request is in flight, so it is not idle
+    /// (`Heard` stops its idle timer meanwhile).
+    queued: AtomicBool,
     pub auth_permit: Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
     admit: Arc<Admit>,
 }
@@ -152,6 +156,7 @@ impl Admit {
             was_evicted: AtomicBool::new(false),
             authed: AtomicBool::new(false),
             proven: AtomicBool::new(false),
+            queued: AtomicBool::new(false),
             auth_permit: Mutex::new(None),
             admit: self.clone(),
         });
@@ -226,7 +231,17 @@ impl Ticket {
         }
         self.proven.store(true, Ordering::Release);
         self.admit.release(self.id, self.addr);
+        // cleared however the wait ends: a place, or the request timeout dropping this future
+        struct InLine<'a>(&'a AtomicBool);
+        impl Drop for InLine<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        self.queued.store(true, Ordering::Release);
+        let in_line = InLine(&self.queued);
         let Ok(p) = permits.clone().acquire_owned().await else { return };
+        drop(in_line);
         let mut slot = self.auth_permit.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
             *slot = Some(p);
@@ -239,6 +254,11 @@ impl Ticket {
         self.proven.load(Ordering::Acquire)
     }
 
+    /// Whether it is waiting in line for a place now.
+    pub fn is_queued(&self) -> bool {
+        self.queued.load(Ordering::Acquire)
+    }
+
     pub fn is_authed(&self) -> bool {
         self.authed.load(Ordering::Acquire)
     }
@@ -249,26 +269,53 @@ impl Ticket {
     }
 }
 
-/// A connection's socket that marks its ticket when the first bytes arrive (`Ticket::mark_spoke`).
+/// A connection's socket that marks its ticket when the first bytes arrive (`Ticket::mark_spoke`)
+/// and ends a read that has waited `idle` for bytes with `TimedOut` (the idle timeout), except
+/// while the connection waits in line for a place (`Ticket::is_queued`). hyper keeps a read
+/// pending during a request to notice a client that hangs up, so a plain read timer (as
+/// `tokio_io_timeout`'s) also runs while a request waits for its place, and cut queued clients
+/// at the idle timeout; the request timeout bounds that wait instead. The timer starts afresh
+/// once the wait is over.
 pub struct Heard<S> {
     inner: S,
     ticket: Arc<Ticket>,
+    idle: Option<std::time::Duration>,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    armed: bool,
 }
 
 impl<S> Heard<S> {
-    pub fn new(inner: S, ticket: Arc<Ticket>) -> Self {
-        Self { inner, ticket }
+    pub fn new(inner: S, ticket: Arc<Ticket>, idle: Option<std::time::Duration>) -> Self {
+        let timer = Box::pin(tokio::time::sleep(std::time::Duration::ZERO));
+        Self { inner, ticket, idle, timer, armed: false }
     }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Heard<S> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
-        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            self.ticket.mark_spoke();
+        let this = &mut *self;
+        if let Poll::Ready(r) = Pin::new(&mut this.inner).poll_read(cx, buf) {
+            if buf.filled().len() > before {
+                this.ticket.mark_spoke();
+            }
+            this.armed = false;
+            return Poll::Ready(r);
         }
-        r
+        let Some(idle) = this.idle else { return Poll::Pending };
+        if this.ticket.is_queued() {
+            // woken again when the reply goes out (hyper polls its reads after each write)
+            this.armed = false;
+            return Poll::Pending;
+        }
+        if !this.armed {
+            this.timer.as_mut().reset(tokio::time::Instant::now() + idle);
+            this.armed = true;
+        }
+        match this.timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::ErrorKind::TimedOut.into())),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
@@ -337,6 +384,45 @@ mod tests {
         assert!(fired(&x[1]) && !fired(&y) && !fired(&z), "the lone connections of other groups stay");
         z.done();
         assert_eq!(a.held(), 3);
+    }
+
+    /// A connection waiting in line for a place has a request in flight: the idle timer must
+    /// not end its read (it did: queued clients were cut at the idle timeout). Once it has its
+    /// place, or its wait is given up (the request timeout drops the wait), the timer runs again.
+    #[test]
+    fn the_idle_timer_spares_a_connection_waiting_in_line() {
+        use std::time::Duration;
+        use tokio::io::AsyncReadExt;
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let a = Admit::new(cfg(4, 4, 0));
+            let t = ticket(a.admit(ip("127.0.0.1")));
+            let permits = Arc::new(tokio::sync::Semaphore::new(0));
+            let (_client, server) = tokio::io::duplex(64);
+            let mut io = Heard::new(server, t.clone(), Some(Duration::from_millis(50)));
+            let mut b = [0u8; 8];
+            let line = |t: &Arc<Ticket>| {
+                let (t, p) = (t.clone(), permits.clone());
+                tokio::spawn(async move { t.promote(&p).await })
+            };
+            // a wait given up (the request timeout) leaves the line
+            let given_up = line(&t);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(t.is_queued());
+            given_up.abort();
+            let _ = given_up.await;
+            assert!(!t.is_queued());
+            let wait = line(&t);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(t.is_queued());
+            let r = tokio::time::timeout(Duration::from_millis(300), io.read(&mut b)).await;
+            assert!(r.is_err(), "the read ended while in line: {r:?}");
+            permits.add_permits(1);
+            wait.await.unwrap();
+            assert!(t.is_authed() && !t.is_queued());
+            let r = tokio::time::timeout(Duration::from_secs(5), io.read(&mut b)).await;
+            assert_eq!(r.expect("the idle timer ends the read").unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+        });
     }
 
     #[test]

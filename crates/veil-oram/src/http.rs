@@ -581,9 +581,9 @@ async fn serve_on(
             }
         };
         let _ = sock.set_nodelay(true);
-        // the admission table tells idle sockets from connections that have sent something
-        let mut io = tokio_io_timeout::TimeoutStream::new(crate::admit::Heard::new(sock, ticket.clone()));
-        io.set_read_timeout(Some(st.cfg.idle_timeout));
+        // the admission table tells idle sockets from connections that have sent something;
+        // the idle timeout on reads spares a connection waiting in line for a place (`Heard`)
+        let mut io = tokio_io_timeout::TimeoutStream::new(crate::admit::Heard::new(sock, ticket.clone(), Some(st.cfg.idle_timeout)));
         io.set_write_timeout(Some(st.cfg.idle_timeout));
         let (st2, t2) = (st.clone(), ticket.clone());
         let svc = hyper::service::service_fn(move |req| {
