@@ -604,3 +604,35 @@ def test_64_concurrent_clients_500_reads_each_over_tls(served_process):
     p50, p99 = allx[len(allx) // 2], allx[int(len(allx) * 0.99)]
     print(f"\n64 clients x 500 reads over TLS: {len(allx) / wall:.0f} reads/s, "
           f"p50 {p50 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms")
+
+
+def test_the_line_for_a_place_is_bounded_and_one_more_is_refused_at_once(server):
+    """256 connections wait in line behind the one place (each proved the token); the 258th
+    token holder gets a 503 "busy" at once and a closed connection, not a place in a line
+    without end (each queued connection is a descriptor the limits did not count)."""
+    s = server(tls=False, limits=(1, 4096, 5.0, 5.0, 1.0, 30.0))
+    keeper = _Keeper(s)
+    port = s.server.port
+    queued = []
+    try:
+        for k in range(256):
+            # a /24 each, and 32 at a time: the admission step's shares and budget stay clear
+            if k % 32 == 0:
+                time.sleep(0.3)
+            sock = socket.create_connection(("127.0.0.1", port), source_address=(f"127.{1 + k // 200}.{k % 200}.1", 0))
+            body = Handshake(s.token).hello()
+            sock.sendall(b"POST /session HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+            queued.append(sock)
+        time.sleep(0.5)
+        status, body, waited, conn = _queued_hello(s, timeout=10)
+        assert status == 503 and json.loads(body)["code"] == "busy" and waited < 3.0, (status, body, waited)
+        assert conn.sock is None  # the reply said "Connection: close", and http.client closed it
+        # the line is still there: none of the 256 was answered or cut meanwhile
+        for sock in queued:
+            sock.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                sock.recv(1)
+    finally:
+        for sock in queued:
+            sock.close()
+        keeper.stop()

@@ -42,6 +42,10 @@ pub struct AdmitConfig {
     /// Sockets over their address's share held open unread at once, and for how long.
     pub park_budget: usize,
     pub park: std::time::Duration,
+    /// Connections that have proven the token and wait for one of the authenticated places, at
+    /// once; beyond, the request is refused with a 503 at once (each is a descriptor, and a
+    /// token holder could otherwise queue without end).
+    pub queue: usize,
 }
 
 impl Default for AdmitConfig {
@@ -52,6 +56,7 @@ impl Default for AdmitConfig {
             deadline: std::time::Duration::from_secs(2),
             park_budget: 2048,
             park: std::time::Duration::from_secs(10),
+            queue: 256,
         }
     }
 }
@@ -104,12 +109,14 @@ pub struct Admit {
     cfg: AdmitConfig,
     table: Mutex<Table>,
     parked: std::sync::atomic::AtomicUsize,
+    /// Connections waiting in line for an authenticated place (`Ticket::promote`).
+    in_line: std::sync::atomic::AtomicUsize,
 }
 
 impl Admit {
     pub fn new(cfg: AdmitConfig) -> Arc<Self> {
         let cfg = AdmitConfig { budget: cfg.budget.max(1), per_addr: cfg.per_addr.max(1), ..cfg };
-        Arc::new(Self { cfg, table: Mutex::default(), parked: Default::default() })
+        Arc::new(Self { cfg, table: Mutex::default(), parked: Default::default(), in_line: Default::default() })
     }
 
     pub fn config(&self) -> &AdmitConfig {
@@ -224,29 +231,36 @@ impl Ticket {
     /// Moves the connection to the authenticated budget: gives its unauthenticated place back
     /// at once (it has proven the token), then waits in line (the semaphore is FIFO) for one of
     /// the `permits`: the connections beyond `max_connections` are queued, for as long as the
-    /// request timeout allows. Idempotent.
-    pub async fn promote(&self, permits: &Arc<tokio::sync::Semaphore>) {
+    /// request timeout allows, and at most `AdmitConfig::queue` of them at once: false when the
+    /// line is full (the caller refuses the request). Idempotent.
+    pub async fn promote(&self, permits: &Arc<tokio::sync::Semaphore>) -> bool {
         if self.authed.load(Ordering::Acquire) {
-            return;
+            return true;
         }
         self.proven.store(true, Ordering::Release);
         self.admit.release(self.id, self.addr);
         // cleared however the wait ends: a place, or the request timeout dropping this future
-        struct InLine<'a>(&'a AtomicBool);
+        struct InLine<'a>(&'a AtomicBool, &'a std::sync::atomic::AtomicUsize);
         impl Drop for InLine<'_> {
             fn drop(&mut self) {
                 self.0.store(false, Ordering::Release);
+                self.1.fetch_sub(1, Ordering::AcqRel);
             }
         }
+        if self.admit.in_line.fetch_add(1, Ordering::AcqRel) >= self.admit.cfg.queue {
+            self.admit.in_line.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
         self.queued.store(true, Ordering::Release);
-        let in_line = InLine(&self.queued);
-        let Ok(p) = permits.clone().acquire_owned().await else { return };
+        let in_line = InLine(&self.queued, &self.admit.in_line);
+        let Ok(p) = permits.clone().acquire_owned().await else { return false };
         drop(in_line);
         let mut slot = self.auth_permit.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
             *slot = Some(p);
             self.authed.store(true, Ordering::Release);
         }
+        true
     }
 
     /// Whether it has carried an authenticated request (it may still wait for its place).
@@ -422,6 +436,36 @@ mod tests {
             assert!(t.is_authed() && !t.is_queued());
             let r = tokio::time::timeout(Duration::from_secs(5), io.read(&mut b)).await;
             assert_eq!(r.expect("the idle timer ends the read").unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+        });
+    }
+
+    /// At most `queue` connections wait in line at once: one more is refused at once (it was
+    /// not bounded, and each is a descriptor), and the place in line frees however a wait ends.
+    #[test]
+    fn the_line_for_a_place_is_bounded() {
+        use std::time::Duration;
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let a = Admit::new(AdmitConfig { queue: 1, ..cfg(4, 4, 0) });
+            let permits = Arc::new(tokio::sync::Semaphore::new(0));
+            let (t1, t2) = (ticket(a.admit(ip("127.0.0.1"))), ticket(a.admit(ip("127.0.1.1"))));
+            let line = |t: &Arc<Ticket>| {
+                let (t, p) = (t.clone(), permits.clone());
+                tokio::spawn(async move { t.promote(&p).await })
+            };
+            let w1 = line(&t1);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(t1.is_queued());
+            let second = tokio::time::timeout(Duration::from_secs(2), t2.promote(&permits)).await;
+            assert_eq!(second.ok(), Some(false), "a second connection joined a full line");
+            assert!(!t2.is_queued() && t2.is_proven() && !t2.is_authed());
+            w1.abort();
+            let _ = w1.await;
+            let w2 = line(&t2);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(t2.is_queued(), "the given-up wait kept its place in line");
+            permits.add_permits(1);
+            assert!(w2.await.unwrap() && t2.is_authed());
         });
     }
 

@@ -285,8 +285,13 @@ async fn handle(st: Arc<State>, ticket: Arc<Ticket>, req: Request<Incoming>) -> 
             error(StatusCode::NOT_FOUND, "not_found", format!("no such endpoint: {} {shown}", parts.method))
         }
     };
-    if authed {
-        ticket.promote(&st.permits).await;
+    if authed && !ticket.promote(&st.permits).await {
+        // the line for a place is full: refused at once, and the connection closed
+        return json_reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            serde_json::json!({"error": "the server is at its connection limit and its queue is full: try again later", "code": "busy"}),
+            true,
+        );
     }
     let delay = st.cfg.latency_ms / 1e3
         + if st.cfg.link_mbps > 0.0 { hyper::body::Body::size_hint(reply.body()).exact().unwrap_or(0) as f64 * 8.0 / (st.cfg.link_mbps * 1e6) } else { 0.0 };
