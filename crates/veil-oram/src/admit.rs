@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -41,6 +42,10 @@ pub struct AdmitConfig {
     /// Sockets over their address's share held open unread at once, and for how long.
     pub park_budget: usize,
     pub park: std::time::Duration,
+    /// Connections that have proven the token and wait for one of the authenticated places, at
+    /// once; beyond, the request is refused with a 503 at once (each is a descriptor, and a
+    /// token holder could otherwise queue without end).
+    pub queue: usize,
 }
 
 impl Default for AdmitConfig {
@@ -51,6 +56,7 @@ impl Default for AdmitConfig {
             deadline: std::time::Duration::from_secs(2),
             park_budget: 2048,
             park: std::time::Duration::from_secs(10),
+            queue: 256,
         }
     }
 }
@@ -85,6 +91,9 @@ pub struct Ticket {
     /// Set once it has carried an authenticated request, before it waits for a place among the
     /// authenticated connections: from then on it is queued, not cut at the deadline.
     proven: AtomicBool,
+    /// Set while it waits in line for a place: its request is in flight, so it is not idle
+    /// (`Heard` stops its idle timer meanwhile).
+    queued: AtomicBool,
     pub auth_permit: Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
     admit: Arc<Admit>,
 }
@@ -100,12 +109,14 @@ pub struct Admit {
     cfg: AdmitConfig,
     table: Mutex<Table>,
     parked: std::sync::atomic::AtomicUsize,
+    /// Connections waiting in line for an authenticated place (`Ticket::promote`).
+    in_line: std::sync::atomic::AtomicUsize,
 }
 
 impl Admit {
     pub fn new(cfg: AdmitConfig) -> Arc<Self> {
         let cfg = AdmitConfig { budget: cfg.budget.max(1), per_addr: cfg.per_addr.max(1), ..cfg };
-        Arc::new(Self { cfg, table: Mutex::default(), parked: Default::default() })
+        Arc::new(Self { cfg, table: Mutex::default(), parked: Default::default(), in_line: Default::default() })
     }
 
     pub fn config(&self) -> &AdmitConfig {
@@ -152,6 +163,7 @@ impl Admit {
             was_evicted: AtomicBool::new(false),
             authed: AtomicBool::new(false),
             proven: AtomicBool::new(false),
+            queued: AtomicBool::new(false),
             auth_permit: Mutex::new(None),
             admit: self.clone(),
         });
@@ -219,24 +231,46 @@ impl Ticket {
     /// Moves the connection to the authenticated budget: gives its unauthenticated place back
     /// at once (it has proven the token), then waits in line (the semaphore is FIFO) for one of
     /// the `permits`: the connections beyond `max_connections` are queued, for as long as the
-    /// request timeout allows. Idempotent.
-    pub async fn promote(&self, permits: &Arc<tokio::sync::Semaphore>) {
+    /// request timeout allows, and at most `AdmitConfig::queue` of them at once: false when the
+    /// line is full (the caller refuses the request). Idempotent.
+    pub async fn promote(&self, permits: &Arc<tokio::sync::Semaphore>) -> bool {
         if self.authed.load(Ordering::Acquire) {
-            return;
+            return true;
         }
         self.proven.store(true, Ordering::Release);
         self.admit.release(self.id, self.addr);
-        let Ok(p) = permits.clone().acquire_owned().await else { return };
+        // cleared however the wait ends: a place, or the request timeout dropping this future
+        struct InLine<'a>(&'a AtomicBool, &'a std::sync::atomic::AtomicUsize);
+        impl Drop for InLine<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+                self.1.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        if self.admit.in_line.fetch_add(1, Ordering::AcqRel) >= self.admit.cfg.queue {
+            self.admit.in_line.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        self.queued.store(true, Ordering::Release);
+        let in_line = InLine(&self.queued, &self.admit.in_line);
+        let Ok(p) = permits.clone().acquire_owned().await else { return false };
+        drop(in_line);
         let mut slot = self.auth_permit.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
             *slot = Some(p);
             self.authed.store(true, Ordering::Release);
         }
+        true
     }
 
     /// Whether it has carried an authenticated request (it may still wait for its place).
     pub fn is_proven(&self) -> bool {
         self.proven.load(Ordering::Acquire)
+    }
+
+    /// Whether it is waiting in line for a place now.
+    pub fn is_queued(&self) -> bool {
+        self.queued.load(Ordering::Acquire)
     }
 
     pub fn is_authed(&self) -> bool {
@@ -249,26 +283,53 @@ impl Ticket {
     }
 }
 
-/// A connection's socket that marks its ticket when the first bytes arrive (`Ticket::mark_spoke`).
+/// A connection's socket that marks its ticket when the first bytes arrive (`Ticket::mark_spoke`)
+/// and ends a read that has waited `idle` for bytes with `TimedOut` (the idle timeout), except
+/// while the connection waits in line for a place (`Ticket::is_queued`). hyper keeps a read
+/// pending during a request to notice a client that hangs up, so a plain read timer (as
+/// `tokio_io_timeout`'s) also runs while a request waits for its place, and cut queued clients
+/// at the idle timeout; the request timeout bounds that wait instead. The timer starts afresh
+/// once the wait is over.
 pub struct Heard<S> {
     inner: S,
     ticket: Arc<Ticket>,
+    idle: Option<std::time::Duration>,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    armed: bool,
 }
 
 impl<S> Heard<S> {
-    pub fn new(inner: S, ticket: Arc<Ticket>) -> Self {
-        Self { inner, ticket }
+    pub fn new(inner: S, ticket: Arc<Ticket>, idle: Option<std::time::Duration>) -> Self {
+        let timer = Box::pin(tokio::time::sleep(std::time::Duration::ZERO));
+        Self { inner, ticket, idle, timer, armed: false }
     }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Heard<S> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
-        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            self.ticket.mark_spoke();
+        let this = &mut *self;
+        if let Poll::Ready(r) = Pin::new(&mut this.inner).poll_read(cx, buf) {
+            if buf.filled().len() > before {
+                this.ticket.mark_spoke();
+            }
+            this.armed = false;
+            return Poll::Ready(r);
         }
-        r
+        let Some(idle) = this.idle else { return Poll::Pending };
+        if this.ticket.is_queued() {
+            // woken again when the reply goes out (hyper polls its reads after each write)
+            this.armed = false;
+            return Poll::Pending;
+        }
+        if !this.armed {
+            this.timer.as_mut().reset(tokio::time::Instant::now() + idle);
+            this.armed = true;
+        }
+        match this.timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::ErrorKind::TimedOut.into())),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
@@ -337,6 +398,75 @@ mod tests {
         assert!(fired(&x[1]) && !fired(&y) && !fired(&z), "the lone connections of other groups stay");
         z.done();
         assert_eq!(a.held(), 3);
+    }
+
+    /// A connection waiting in line for a place has a request in flight: the idle timer must
+    /// not end its read (it did: queued clients were cut at the idle timeout). Once it has its
+    /// place, or its wait is given up (the request timeout drops the wait), the timer runs again.
+    #[test]
+    fn the_idle_timer_spares_a_connection_waiting_in_line() {
+        use std::time::Duration;
+        use tokio::io::AsyncReadExt;
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let a = Admit::new(cfg(4, 4, 0));
+            let t = ticket(a.admit(ip("127.0.0.1")));
+            let permits = Arc::new(tokio::sync::Semaphore::new(0));
+            let (_client, server) = tokio::io::duplex(64);
+            let mut io = Heard::new(server, t.clone(), Some(Duration::from_millis(50)));
+            let mut b = [0u8; 8];
+            let line = |t: &Arc<Ticket>| {
+                let (t, p) = (t.clone(), permits.clone());
+                tokio::spawn(async move { t.promote(&p).await })
+            };
+            // a wait given up (the request timeout) leaves the line
+            let given_up = line(&t);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(t.is_queued());
+            given_up.abort();
+            let _ = given_up.await;
+            assert!(!t.is_queued());
+            let wait = line(&t);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(t.is_queued());
+            let r = tokio::time::timeout(Duration::from_millis(300), io.read(&mut b)).await;
+            assert!(r.is_err(), "the read ended while in line: {r:?}");
+            permits.add_permits(1);
+            wait.await.unwrap();
+            assert!(t.is_authed() && !t.is_queued());
+            let r = tokio::time::timeout(Duration::from_secs(5), io.read(&mut b)).await;
+            assert_eq!(r.expect("the idle timer ends the read").unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+        });
+    }
+
+    /// At most `queue` connections wait in line at once: one more is refused at once (it was
+    /// not bounded, and each is a descriptor), and the place in line frees however a wait ends.
+    #[test]
+    fn the_line_for_a_place_is_bounded() {
+        use std::time::Duration;
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let a = Admit::new(AdmitConfig { queue: 1, ..cfg(4, 4, 0) });
+            let permits = Arc::new(tokio::sync::Semaphore::new(0));
+            let (t1, t2) = (ticket(a.admit(ip("127.0.0.1"))), ticket(a.admit(ip("127.0.1.1"))));
+            let line = |t: &Arc<Ticket>| {
+                let (t, p) = (t.clone(), permits.clone());
+                tokio::spawn(async move { t.promote(&p).await })
+            };
+            let w1 = line(&t1);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(t1.is_queued());
+            let second = tokio::time::timeout(Duration::from_secs(2), t2.promote(&permits)).await;
+            assert_eq!(second.ok(), Some(false), "a second connection joined a full line");
+            assert!(!t2.is_queued() && t2.is_proven() && !t2.is_authed());
+            w1.abort();
+            let _ = w1.await;
+            let w2 = line(&t2);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(t2.is_queued(), "the given-up wait kept its place in line");
+            permits.add_permits(1);
+            assert!(w2.await.unwrap() && t2.is_authed());
+        });
     }
 
     #[test]

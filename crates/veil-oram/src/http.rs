@@ -285,8 +285,13 @@ async fn handle(st: Arc<State>, ticket: Arc<Ticket>, req: Request<Incoming>) -> 
             error(StatusCode::NOT_FOUND, "not_found", format!("no such endpoint: {} {shown}", parts.method))
         }
     };
-    if authed {
-        ticket.promote(&st.permits).await;
+    if authed && !ticket.promote(&st.permits).await {
+        // the line for a place is full: refused at once, and the connection closed
+        return json_reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            serde_json::json!({"error": "the server is at its connection limit and its queue is full: try again later", "code": "busy"}),
+            true,
+        );
     }
     let delay = st.cfg.latency_ms / 1e3
         + if st.cfg.link_mbps > 0.0 { hyper::body::Body::size_hint(reply.body()).exact().unwrap_or(0) as f64 * 8.0 / (st.cfg.link_mbps * 1e6) } else { 0.0 };
@@ -581,9 +586,9 @@ async fn serve_on(
             }
         };
         let _ = sock.set_nodelay(true);
-        // the admission table tells idle sockets from connections that have sent something
-        let mut io = tokio_io_timeout::TimeoutStream::new(crate::admit::Heard::new(sock, ticket.clone()));
-        io.set_read_timeout(Some(st.cfg.idle_timeout));
+        // the admission table tells idle sockets from connections that have sent something;
+        // the idle timeout on reads spares a connection waiting in line for a place (`Heard`)
+        let mut io = tokio_io_timeout::TimeoutStream::new(crate::admit::Heard::new(sock, ticket.clone(), Some(st.cfg.idle_timeout)));
         io.set_write_timeout(Some(st.cfg.idle_timeout));
         let (st2, t2) = (st.clone(), ticket.clone());
         let svc = hyper::service::service_fn(move |req| {

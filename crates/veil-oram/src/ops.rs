@@ -21,7 +21,7 @@ pub struct NofilePlan {
 
 /// Sockets at once: authenticated connections, unauthenticated ones and parked ones.
 pub fn sockets_needed(max_connections: usize, admit: &AdmitConfig) -> u64 {
-    (max_connections + admit.budget + admit.park_budget) as u64
+    (max_connections + admit.queue + admit.budget + admit.park_budget) as u64
 }
 
 /// The soft limit to ask for (up to `hard`) for what the limits need; when even the hard limit
@@ -30,7 +30,7 @@ pub fn sockets_needed(max_connections: usize, admit: &AdmitConfig) -> u64 {
 pub fn plan_nofile(soft: u64, hard: u64, max_connections: usize, admit: &AdmitConfig) -> NofilePlan {
     let need = sockets_needed(max_connections, admit) + RESERVE;
     let new_soft = soft.max(need.min(hard));
-    let fixed = (max_connections + admit.budget) as u64 + RESERVE;
+    let fixed = (max_connections + admit.queue + admit.budget) as u64 + RESERVE;
     let park_budget = if new_soft >= need { admit.park_budget } else { new_soft.saturating_sub(fixed) as usize };
     NofilePlan { need, soft: new_soft, park_budget }
 }
@@ -102,7 +102,7 @@ mod tests {
     #[test]
     fn the_soft_limit_rises_to_what_the_limits_need() {
         let a = AdmitConfig::default();
-        let need = (256 + a.budget + a.park_budget) as u64 + RESERVE;
+        let need = (256 + a.queue + a.budget + a.park_budget) as u64 + RESERVE;
         let p = plan_nofile(1024, 1 << 20, 256, &a);
         assert_eq!((p.need, p.soft, p.park_budget), (need, need, a.park_budget));
         // already enough: left as it is
@@ -114,7 +114,7 @@ mod tests {
         let a = AdmitConfig::default();
         let p = plan_nofile(1024, 1024, 256, &a);
         assert_eq!(p.soft, 1024);
-        assert_eq!(p.park_budget as u64, 1024 - 256 - a.budget as u64 - RESERVE);
+        assert_eq!(p.park_budget as u64, 1024 - 256 - (a.queue + a.budget) as u64 - RESERVE);
         assert!(sockets_needed(256, &AdmitConfig { park_budget: p.park_budget, ..a }) + RESERVE <= 1024);
         assert_eq!(plan_nofile(100, 100, 256, &a).park_budget, 0);
     }

@@ -39,10 +39,12 @@ mod reply;
 mod state;
 mod times;
 pub use times::ShuffleTimes;
+mod stats;
+pub use stats::ProOramStats;
 use times::{MAX_STEP, PERIOD_QUANTILE};
 #[cfg(test)]
 use times::RECENT_SHUFFLES;
-use clock::sleep_until;
+pub use clock::sleep_until;
 
 /// Grid and epoch sizes for N blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -232,6 +234,8 @@ struct Inner {
     /// Ended epochs the cache shuffle may still read, oldest first.
     spent: std::collections::VecDeque<Spent>,
     cache_shuffles: u64,
+    /// Epochs between the latest cache shuffle's source and the epoch it built.
+    cache_chain: u64,
 }
 
 pub struct ProOram {
@@ -435,6 +439,7 @@ impl ProOram {
                 touched: Vec::new(),
                 spent: Default::default(),
                 cache_shuffles: 0,
+                cache_chain: 0,
             }),
         };
         {
@@ -613,6 +618,7 @@ impl ProOram {
             epochs_ready: g.ready.len() as u64,
             late_handovers: g.late_handovers,
             cache_shuffles: g.cache_shuffles,
+            cache_chain: g.cache_chain,
         }
     }
 
@@ -669,32 +675,6 @@ impl Drop for ProOram {
             }
         }
     }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ProOramStats {
-    pub epoch: u64,
-    pub region: u32,
-    pub used_this_epoch: u64,
-    pub cached_blocks: u64,
-    /// The most blocks the access component's cache has held at once so far.
-    pub peak_cached_blocks: u64,
-    /// Block-sized buffers the trusted side has allocated so far (they only grow, so this is
-    /// their peak): the cache's, the slot just opened, and the shuffle's group buffers.
-    pub private_block_bytes: u64,
-    /// The served epoch's position map, also kept privately.
-    pub position_map_bytes: u64,
-    pub key_fingerprint: u64,
-    pub geometry: Geometry,
-    /// The request clock's period this epoch (followed only with `pace`).
-    pub period_ms: f64,
-    /// Epochs already built after the served one (the shuffle runs ahead).
-    pub epochs_ready: u64,
-    /// Hand-overs so far that had to wait for the shuffle: the epochs built ahead were used up.
-    pub late_handovers: u64,
-    /// Shuffles started that were cache (K-oblivious) shuffles.
-    #[serde(default)]
-    pub cache_shuffles: u64,
 }
 
 /// With `shuffle_idle` the shuffle threads run under SCHED_IDLE, so that a request waking on

@@ -41,6 +41,11 @@ fn cache_shuffle_serves_every_block_and_spares_the_served_region() {
         }
         let s = o.stats();
         assert!(s.cache_shuffles >= epochs - 6, "run_ahead {ahead}: only {} cache shuffles in {epochs} epochs", s.cache_shuffles);
+        // copy e + run_ahead is built from e: at a start the run_ahead + 1 epoch regions hold
+        // the source, the served epoch, run_ahead - 2 epochs built ahead and the one being
+        // built (the source takes the place of one more epoch built ahead, which the Clos
+        // shuffle keeps: docs/oram.md, "Where the cache shuffle's p99/p50 comes from")
+        assert_eq!(s.cache_chain, u64::from(ahead), "run_ahead {ahead}: cache shuffles build from this many epochs back");
         let log = st.log().drain();
         let reads: Vec<usize> = (0..log.len()).filter(|&i| log[i].actor == Actor::Access).collect();
         for epoch in reads.chunks(t as usize) {

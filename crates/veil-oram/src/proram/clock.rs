@@ -28,7 +28,9 @@ const REQUEST_SLICE_NS: u64 = 100_000;
 const _: () = assert!(2 * SPIN_MAX_NS <= REQUEST_SLICE_NS, "a held reply must not spin past its slice");
 
 /// Sleeps until `due`, spinning the last part; `period_ns` is the request clock's period.
-pub(super) fn sleep_until(due: Instant, period_ns: u64) {
+/// Public for measurement: the clock alone, without an engine behind it, is the control that
+/// tells a loaded machine's wake-up noise from the engine's own (`examples/spread_profile.rs`).
+pub fn sleep_until(due: Instant, period_ns: u64) {
     let _tuned = Tuned::enter();
     // at most an eighth of a short period (small blocks), where the spin would take the core
     // from the shuffle

@@ -73,6 +73,7 @@ impl ProOram {
         self.shuffle_done.store(false, Ordering::SeqCst);
         g.shuffles_started += 1;
         g.cache_shuffles += 1;
+        g.cache_chain = next.number - src.epoch.number;
         let crash_at = (self.failpoint.as_deref() == Some("shuffle-stage2") && g.shuffles_started >= 2).then_some(g.shuffle_total / 2);
         let crash_after_state = self.failpoint.as_deref() == Some("handover-after-state") && g.shuffles_started >= 3;
         let state = self.served_state(g);
