@@ -52,8 +52,11 @@ def cpu_pairs(w: Windows, nodes: int, cpus: np.ndarray) -> np.ndarray:
 def _run_shares(c: np.ndarray, segments: int) -> np.ndarray:
     """Shares per category (c's last axis) over each of `segments` equal parts of the run, in
     the order of its blocks (segments x K): every event weighs the same."""
-    parts = np.array_split(np.arange(len(c)), segments)
-    t = np.vstack([c[p].reshape(-1, c.shape[-1]).sum(axis=0) for p in parts]).astype(float)
+    # np.array_split's parts, as slices: the first len % segments parts one longer.
+    edges = np.concatenate([[0], np.cumsum([len(p) for p in np.array_split(np.arange(len(c)), segments)])])
+    # Slices, not index arrays: the counts are integers, so the sums are exact either way.
+    t = np.vstack([c[edges[i]:edges[i + 1]].reshape(-1, c.shape[-1]).sum(axis=0)
+                   for i in range(segments)]).astype(float)
     tot = t.sum(axis=1, keepdims=True)
     return np.divide(t, tot, out=np.zeros(t.shape), where=tot > 0)
 
