@@ -105,8 +105,9 @@ def test_planting_moves_the_asked_fraction_and_rejects_bad_sizes():
 
 
 def test_planting_draws_as_a_loop_over_windows_would():
-    """plant_redirect draws every window's multinomial in one call; it must be draw for draw the
-    per-window loop it replaced (a measured power must not change with its speed)."""
+    """plant_redirect draws binomials for non-zero counts only and every window's multinomial in
+    one call; it must be draw for draw the whole-array, per-window loop it replaced (a measured
+    power must not change with its speed)."""
 
     def by_loop(counts, effect, targets, rng):
         c = np.asarray(counts).astype(np.int64)
