@@ -11,32 +11,13 @@
 
 /// FNV-1a over every event the adversary recorded and the result's JSON.
 fn digest(o: &veil_memnet::memsys::observed::Observed) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |b: &[u8]| {
-        for &x in b {
-            h ^= x as u64;
-            h = h.wrapping_mul(0x100_0000_01b3);
-        }
-    };
-    let ob = &o.obs;
-    for i in 0..ob.inj_cycle.len() {
-        eat(&ob.inj_cycle[i].to_le_bytes());
-        eat(&ob.inj_src[i].to_le_bytes());
-        eat(&ob.inj_dst[i].to_le_bytes());
-        eat(&ob.inj_flits[i].to_le_bytes());
-    }
-    for i in 0..ob.ch_cycle.len() {
-        eat(&ob.ch_cycle[i].to_le_bytes());
-        eat(&ob.ch_id[i].to_le_bytes());
-        eat(&ob.ch_flits[i].to_le_bytes());
-    }
-    eat(&ob.complete_until.to_le_bytes());
+    use veil_memnet::observe::fnv1a_more;
+    let h = fnv1a_more(o.obs.fnv1a(), &o.obs.complete_until.to_le_bytes());
     // The wall time and the speed it implies are the only fields that may differ.
     let mut r = o.result.clone();
     r.wall_seconds = 0.0;
     r.cycles_per_second = 0.0;
-    eat(serde_json::to_string(&r).expect("result json").as_bytes());
-    h
+    fnv1a_more(h, serde_json::to_string(&r).expect("result json").as_bytes())
 }
 
 fn main() {
