@@ -242,3 +242,65 @@ def bench_observe(ctx):
     ctx.report("memnet/observe_off_seconds", off, unit="s")
     ctx.report("memnet/observe_on_seconds", on, unit="s", baseline=off, ratio=off / on, target="ratio >= 0.8")
     ctx.report("memnet/observe_events_per_s", events / on, unit="events/s")
+
+
+# A `veil memnet leak` verdict on a traced program (target: under a minute on 2 cores for a
+# 100k-cycle trace): the synthetic 1,920-record, 16-thread trace (109,678 cycles under
+# minimal; `secure_speed 1920 16` writes the same one). One observed run per algorithm, in CPU
+# seconds, against minimal's run on the same trace in the same process; then a whole
+# constant_rate verdict (2 x 13 runs, one per core at once, and the analysis), its wall and
+# CPU seconds beside the load average. Same-secret: A and B are two copies of the trace.
+LEAK_RECORDS = 1_920
+LEAK_ALGORITHMS = ("minimal", "broadcast", "constant_rate")
+
+
+@register_benchmark("memnet", name="memnet_leak_verdict",
+                    doc="memnet adversary: one observed run per algorithm and a constant_rate verdict on a "
+                        "1,920-record 16-thread trace")
+def bench_leak_verdict(ctx):
+    import resource
+
+    from veil import _native
+    from veil.core.config import validate
+    from veil.memnet import memsys
+    from veil.memnet.leak import observe, run
+
+    def cpu_now() -> float:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return ru.ru_utime + ru.ru_stime
+
+    cores = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory() as d:
+        a, b = (str(pathlib.Path(d) / f"{x}.vtrace") for x in "ab")
+        for p in (a, b):
+            _native.memnet.memsys_write_synthetic_trace(p, LEAK_RECORDS, 16, 1)
+        secs, cycles = {}, {}
+        for alg in LEAK_ALGORITHMS:
+            cfg = memsys.default_config()
+            cfg["workload"].update(kind="trace", trace=a)
+            cfg["cpu"]["count"] = 16
+            cfg["encryption"]["uarch"] = "source_otp"
+            cfg.update(injection=alg, threads=1)
+            c0 = time.process_time()
+            o = observe(cfg)
+            secs[alg], cycles[alg] = time.process_time() - c0, o.result["runtime_cycles"]
+        for alg in LEAK_ALGORITHMS[1:]:
+            ctx.report(f"memnet/leak_run_{alg}_cpu_seconds", secs[alg], unit="CPU-s", baseline=secs["minimal"],
+                       ratio=secs[alg] / secs["minimal"], baseline_name="minimal, same trace")
+        ctx.log("simulated cycles per run: " + ", ".join(f"{k} {v:,}" for k, v in cycles.items()))
+        cfg = validate("memnet.leak", {
+            "algorithm": "constant_rate", "repeats": 13, "window": 2000,
+            "memsys": {"cpus": 16, "encryption": "source_otp"},
+            "a": {"label": "copy A", "workload": "trace", "traces": [a] * 13},
+            "b": {"label": "copy B", "workload": "trace", "traces": [b] * 13}})
+        load0 = os.getloadavg()[0]
+        w0, c0 = time.perf_counter(), cpu_now()
+        rep = run(cfg)
+        wall, cpu = time.perf_counter() - w0, cpu_now() - c0
+        load1 = os.getloadavg()[0]
+    ctx.report("memnet/leak_verdict_constant_rate_seconds", wall, unit="s wall", target="< 60 on 2 idle cores")
+    ctx.report("memnet/leak_verdict_constant_rate_cpu_seconds", cpu, unit="CPU-s",
+               baseline=26 * secs["constant_rate"], ratio=26 * secs["constant_rate"] / cpu,
+               baseline_name="26 x one run's simulation")
+    ctx.log(f"verdict: spatial {rep['spatial']['verdict']}, temporal {rep['temporal']['verdict']}; {cores} cores, "
+            f"load average {load0:.1f} before / {load1:.1f} after; on {cores} idle cores about {cpu / cores:.0f} s")

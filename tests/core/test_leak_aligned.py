@@ -104,6 +104,30 @@ def test_planting_moves_the_asked_fraction_and_rejects_bad_sizes():
     assert np.allclose(power.plant_volume(np.ones((3, 2)), 0.5, [1]), [[1, 1.5]] * 3)
 
 
+def test_planting_draws_as_a_loop_over_windows_would():
+    """plant_redirect draws binomials for non-zero counts only and every window's multinomial in
+    one call; it must be draw for draw the whole-array, per-window loop it replaced (a measured
+    power must not change with its speed)."""
+
+    def by_loop(counts, effect, targets, rng):
+        c = np.asarray(counts).astype(np.int64)
+        moved = rng.binomial(c, effect)
+        out = c - moved
+        per_window = moved.sum(axis=1)
+        for w in np.flatnonzero(per_window):
+            out[w, targets] += rng.multinomial(per_window[w], np.full(len(targets), 1 / len(targets)))
+        return out
+
+    rng = np.random.default_rng(6)
+    for effect, targets in ((0.05, [0]), (0.3, [1, 4, 5]), (1.0, [0, 1, 2, 3, 4, 5, 6, 7])):
+        c = rng.poisson(1.5, size=(500, 8)) * (rng.random((500, 8)) < 0.5)
+        c[::7] = 0  # windows that move nothing
+        want = by_loop(c, effect, targets, np.random.default_rng(9))
+        got = power.plant_redirect(c, effect, targets, np.random.default_rng(9))
+        assert np.array_equal(got, want)
+        assert power.plant_redirect(np.zeros((3, 8), dtype=int), effect, targets, rng).sum() == 0
+
+
 def test_measured_detectable_effect_is_caught_and_a_smaller_one_is_not():
     """The smallest effect the search reports is flagged in >= 95% of fresh plantings, and the
     grid point below it in fewer: the power claim is a measurement."""

@@ -84,6 +84,15 @@ def test_non_secure_routing_is_flagged_spatially():
     assert set(keys) >= {"memnet/leak/minimal/spatial_accuracy", "memnet/leak/minimal/temporal_accuracy"}
 
 
+def test_the_report_does_not_depend_on_how_many_runs_go_at_once():
+    # The 26 runs are independent simulations taken back in run order: observed one at a time
+    # or three at once (more threads than this machine may have), the report is the same.
+    cfg = leak_config("broadcast", memsys={**SMALL["memsys"], "requests_per_cpu": 20})
+    one, three = run(cfg, jobs=1), run(cfg, jobs=3)
+    assert repr(one) == repr(three)
+    assert one["runtime_a"] > 0 and one["spatial"]["tests"]
+
+
 # Non-secure routing shows the program's own destinations, multinomial noise and all: 240
 # records per run hide a 5% redirect (a 20% one is caught in 19 of 20 plantings), 600 per CPU
 # do not. Sequential sends every packet of a CPU to its own router's module: its 5% redirect was

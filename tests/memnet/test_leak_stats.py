@@ -221,3 +221,20 @@ def test_permutation_stream_of_multisets():
         ps.append(r.p)
     assert np.mean(np.array(ps) < 0.05) <= 0.15
     assert stats.permutation_stream(np.array(src), np.array(dst), [0, 1, 2, 3], alphabet).p < 1e-6
+
+
+def test_planted_shares_are_the_shares_of_the_planted_array_draw_for_draw():
+    """The power search plants B's runs straight into shares (PlantedShares); it must give the
+    shares of plant_cpu_pairs' array exactly, and leave the generator where that left it."""
+    from veil.memnet.leak.verdict import PlantedShares, _run_shares, plant_cpu_pairs
+
+    g = np.random.default_rng(3)
+    for blocks, segments in ((0, 1), (1, 1), (700, 1), (701, 3)):
+        c = g.poisson(0.05, size=(blocks, 4, 20))
+        c[:, 1, :] = 0  # a CPU that sent nothing
+        for effect, targets in ((0.05, [0]), (0.5, [2, 5, 7]), (1.0, list(range(10, 20)))):
+            r1, r2 = np.random.default_rng(8), np.random.default_rng(8)
+            want = _run_shares(plant_cpu_pairs(c, effect, targets, r1), segments)
+            got = PlantedShares(c, segments).shares(effect, targets, r2)
+            assert got.shape == want.shape and np.array_equal(got, want), (blocks, segments, effect)
+            assert r1.integers(1 << 31) == r2.integers(1 << 31)

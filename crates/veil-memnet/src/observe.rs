@@ -34,6 +34,25 @@ impl Observations {
         Self { cap, complete_until: u64::MAX, ..Default::default() }
     }
 
+    /// FNV-1a over the little-endian bytes of every recorded event, injections then channel
+    /// traversals (stable across Rust versions, unlike `DefaultHasher`): what tests and the
+    /// speed examples compare between builds. `fnv1a_more` continues it over more bytes.
+    pub fn fnv1a(&self) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325;
+        for i in 0..self.inj_cycle.len() {
+            h = fnv1a_more(h, &self.inj_cycle[i].to_le_bytes());
+            h = fnv1a_more(h, &self.inj_src[i].to_le_bytes());
+            h = fnv1a_more(h, &self.inj_dst[i].to_le_bytes());
+            h = fnv1a_more(h, &self.inj_flits[i].to_le_bytes());
+        }
+        for i in 0..self.ch_cycle.len() {
+            h = fnv1a_more(h, &self.ch_cycle[i].to_le_bytes());
+            h = fnv1a_more(h, &self.ch_id[i].to_le_bytes());
+            h = fnv1a_more(h, &self.ch_flits[i].to_le_bytes());
+        }
+        h
+    }
+
     #[inline]
     fn full(&mut self, t: u64) -> bool {
         if self.complete_until != u64::MAX {
@@ -105,4 +124,13 @@ pub fn channel_table(topo: &Topology) -> Vec<ChannelInfo> {
         v.push(ChannelInfo { kind: "injection", from: n as u32, to: topo.attach[n].0 });
     }
     v
+}
+
+/// FNV-1a state `h` continued over `bytes` (see [`Observations::fnv1a`]).
+pub fn fnv1a_more(mut h: u64, bytes: &[u8]) -> u64 {
+    for &x in bytes {
+        h ^= x as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
 }

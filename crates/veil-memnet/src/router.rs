@@ -69,6 +69,9 @@ pub struct Params {
     sw_alloc_delay: i64,
     st_delay: i64,
     wait_for_tail_credit: bool,
+    /// Every stage takes one step and routes are looked ahead, so that a step leaves no
+    /// entry half way and a step that grants nothing changes nothing (see `Router::quiet`).
+    quiet_ok: bool,
 }
 
 /// One router. Its state lives in arrays of its own, indexed by local port / VC numbers, so
@@ -105,10 +108,18 @@ pub struct Router {
     xbar_q: Fifo<XEntry>,
     /// Items waiting in out_q / cred_q (to skip idle routers cheaply).
     pub pending_out: u32,
+    /// Bit p set when out_q[p] or cred_q[p] may hold something: the output stage visits only
+    /// those ports (cleared there once both are empty).
+    pub pend_ports: Vec<u64>,
     /// Head flits that left this step, (packet, output port): their hop count and lookahead
     /// route are computed afterwards, serially in router order, so that routing's random
     /// draws keep BookSim2's order whichever thread stepped the router.
     pub sent_heads: Vec<(u32, u16)>,
+    /// The last internal step granted nothing and found the crossbar empty, and no flit or
+    /// credit has arrived since: the next step would do exactly what that one did (evaluate
+    /// the same requests against the same state, lose them all, queue them again in the same
+    /// order), so it is skipped. Only with one-cycle stages and lookahead routing (`quiet_ok`).
+    quiet: bool,
 }
 
 /// Allocation scratch, sized for the largest router: one per thread.
@@ -185,6 +196,7 @@ impl Params {
             sw_alloc_delay: cfg.sw_alloc_delay as i64,
             st_delay: cfg.st_delay as i64,
             wait_for_tail_credit: cfg.wait_for_tail_credit,
+            quiet_ok: cfg.routing_delay == 0 && cfg.vc_alloc_delay == 1 && cfg.sw_alloc_delay == 1 && cfg.st_delay == 1,
         }
     }
 
@@ -223,7 +235,9 @@ impl Router {
             sw_q: Fifo::default(),
             xbar_q: Fifo::default(),
             pending_out: 0,
+            pend_ports: vec![0; radix.div_ceil(64)],
             sent_heads: Vec::new(),
+            quiet: false,
         }
     }
 
@@ -249,6 +263,7 @@ impl Router {
         let ivc = input * p.v + vc;
         let len = self.q_len[ivc] as usize;
         debug_assert!(len < p.buf, "input buffer overflow: credits broken");
+        self.quiet = false;
         let slot = wrap(self.q_head[ivc] as usize + len, p.buf);
         self.q_data[ivc * p.buf + slot] = flit;
         self.q_len[ivc] += 1;
@@ -281,6 +296,7 @@ impl Router {
     pub fn receive_credit(&mut self, p: &Params, port: usize, vc: usize) {
         let ovc = port * p.v + vc;
         debug_assert!(self.ovc_occ[ovc] > 0);
+        self.quiet = false;
         self.ovc_occ[ovc] -= 1;
         self.out_used[port] -= 1;
         if p.wait_for_tail_credit && self.ovc_occ[ovc] == 0 && self.ovc_tail_sent[ovc] {
@@ -307,6 +323,9 @@ impl Router {
 
     /// One internal step at cycle `now`. `r` is the router's number (for routing).
     pub fn step(&mut self, r: usize, pr: &Params, s: &mut Scratch, now: u64, src: &mut Src) {
+        if self.quiet {
+            return;
+        }
         let now = now as i64;
         // ---- route computation (only with routing_delay > 0) ----
         if pr.routing_delay > 0 {
@@ -318,8 +337,9 @@ impl Router {
             }
         }
 
-        self.eval_vc_alloc(pr, s, now);
-        self.eval_sw_alloc(pr, s, now);
+        let xbar_empty = self.xbar_q.is_empty();
+        let vc_grants = self.eval_vc_alloc(pr, s, now);
+        let sw_grants = self.eval_sw_alloc(pr, s, now);
         // ---- crossbar: evaluate ----
         for x in self.xbar_q.iter_mut() {
             if x.time >= 0 {
@@ -329,6 +349,7 @@ impl Router {
         }
 
         self.update(r, pr, now, src);
+        self.quiet = pr.quiet_ok && xbar_empty && !vc_grants && !sw_grants;
     }
 
     /// The stages' results update the state, in pipeline order.
@@ -409,6 +430,7 @@ impl Router {
             }
             self.xbar_q.push_back(XEntry { time: -1, flit: f, vc: ov, out: out as u16 });
             self.cred_q[gin].push_back(e.vc);
+            self.pend_ports[gin / 64] |= 1 << (gin % 64);
             self.pending_out += 1;
             if self.q_len[ivc] == 0 {
                 if f.tail() {
@@ -429,6 +451,7 @@ impl Router {
             }
             self.xbar_q.pop_front();
             self.out_q[x.out as usize].push_back((x.flit, x.vc));
+            self.pend_ports[x.out as usize / 64] |= 1 << (x.out % 64);
             self.pending_out += 1;
         }
     }

@@ -9,26 +9,7 @@ use veil_memnet::memsys::MemSysConfig;
 /// FNV-1a over the little-endian bytes of every recorded event (stable across Rust versions,
 /// unlike `DefaultHasher`).
 fn fnv(o: &veil_memnet::memsys::observed::Observed) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |b: &[u8]| {
-        for &x in b {
-            h ^= x as u64;
-            h = h.wrapping_mul(0x100_0000_01b3);
-        }
-    };
-    let ob = &o.obs;
-    for i in 0..ob.inj_cycle.len() {
-        eat(&ob.inj_cycle[i].to_le_bytes());
-        eat(&ob.inj_src[i].to_le_bytes());
-        eat(&ob.inj_dst[i].to_le_bytes());
-        eat(&ob.inj_flits[i].to_le_bytes());
-    }
-    for i in 0..ob.ch_cycle.len() {
-        eat(&ob.ch_cycle[i].to_le_bytes());
-        eat(&ob.ch_id[i].to_le_bytes());
-        eat(&ob.ch_flits[i].to_le_bytes());
-    }
-    h
+    o.obs.fnv1a()
 }
 
 /// (runtime cycles, dummies, injections, channel traversals, FNV-1a of every event).

@@ -27,7 +27,9 @@ impl Router {
     }
 
     /// VC allocation, evaluate: the entries queued since the last step request output VCs.
-    pub(super) fn eval_vc_alloc(&mut self, pr: &Params, s: &mut Scratch, now: i64) {
+    /// True when any was granted.
+    pub(super) fn eval_vc_alloc(&mut self, pr: &Params, s: &mut Scratch, now: i64) -> bool {
+        let mut granted = false;
         let v = pr.v;
         let nvc = self.radix * v;
         // ---- VC allocation: evaluate ----
@@ -48,6 +50,7 @@ impl Router {
                 self.vc_out_ptr[o_l] = wrap(ivc + 1, nvc) as u16;
                 self.vc_in_ptr[ivc] = wrap(o_l + 1, nvc) as u16;
                 e.res = best;
+                granted = true;
             }
             e.time = now + pr.vc_alloc_delay - 1;
         } else if n_new > 0 {
@@ -73,6 +76,7 @@ impl Router {
                     s.s_best_dist[o_l] = d;
                 }
             }
+            granted = !s.s_touched.is_empty();
             for &o_l in &s.s_touched {
                 let w = s.s_best[o_l as usize] as usize;
                 self.vc_out_ptr[o_l as usize] = wrap(w + 1, nvc) as u16;
@@ -105,11 +109,13 @@ impl Router {
         }
 
         self.vc_q = q;
-
+        granted
     }
 
     /// Switch allocation, evaluate: one VC per (input, output) pair, input then output arbiters.
-    pub(super) fn eval_sw_alloc(&mut self, pr: &Params, s: &mut Scratch, now: i64) {
+    /// True when any was granted.
+    pub(super) fn eval_sw_alloc(&mut self, pr: &Params, s: &mut Scratch, now: i64) -> bool {
+        let mut granted = false;
         let v = pr.v;
         let radix = self.radix;
         // ---- switch allocation: evaluate ----
@@ -130,6 +136,7 @@ impl Router {
                 self.sw_in_ptr[inp] = wrap(o + 1, radix) as u16;
                 self.sw_out_ptr[o] = wrap(inp + 1, radix) as u16;
                 self.sw_rr_offset[inp] = wrap(e.vc as usize + 1, v) as u8;
+                granted = true;
             }
             e.time = now + pr.sw_alloc_delay - 1;
         } else if n_new > 0 {
@@ -205,6 +212,7 @@ impl Router {
                     self.sw_out_ptr[o] = wrap(inp + 1, radix) as u16;
                     let vc = s.s_req[inp * radix + o] as usize;
                     self.sw_rr_offset[inp] = wrap(vc + 1, v) as u8;
+                    granted = true;
                 }
             }
             for &k in &s.s_req_touched {
@@ -231,6 +239,6 @@ impl Router {
         }
 
         self.sw_q = q;
-
+        granted
     }
 }

@@ -304,42 +304,55 @@ impl Sink for ShareSink<'_, '_> {
 /// queue's head, and each port returns one credit upstream, into `sink`.
 #[inline(always)]
 fn drain_outputs<S: Sink>(t: u64, credit_delay: u64, rt: &mut Router, outs: &[Link], inps: &[(End, u32)], bases: &[usize], sink: &mut S) {
-    for p in 0..rt.radix {
-        if rt.pending_out == 0 {
-            break;
-        }
-        if t >= rt.out_busy_until[p] {
-            if let Some((f, vc)) = rt.out_q[p].pop_front() {
-                rt.pending_out -= 1;
-                let link = outs[p];
-                rt.out_busy_until[p] = t + link.flit_cycles as u64;
-                let at = t + link.latency as u64 + 1;
-                match link.to {
-                    End::Router { r: nr, port } => {
-                        let ngp = bases[nr as usize] + port as usize;
-                        sink.put(Some(nr as usize), at, Ev { kind: EV_FLIT, vc, idx: ngp as u32, flit: f });
-                    }
-                    End::Node(n) => sink.put(None, at, Ev { kind: EV_EJECT, vc, idx: n, flit: f }),
-                    End::None => unreachable!("routing chose an unconnected port"),
-                }
-                sink.sent(p, f);
+    // Only ports with a flit or a credit queued, in port order as a walk over every port.
+    for w in 0..rt.pend_ports.len() {
+        let mut bits = rt.pend_ports[w];
+        while bits != 0 {
+            let p = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            drain_port(t, credit_delay, rt, p, outs, inps, bases, sink);
+            if rt.out_q[p].is_empty() && rt.cred_q[p].is_empty() {
+                rt.pend_ports[w] &= !(1u64 << (p % 64));
             }
         }
-        if let Some(vc) = rt.cred_q[p].pop_front() {
+    }
+}
+
+/// Port `p` of router `rt` (see `drain_outputs`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn drain_port<S: Sink>(t: u64, credit_delay: u64, rt: &mut Router, p: usize, outs: &[Link], inps: &[(End, u32)], bases: &[usize], sink: &mut S) {
+    if t >= rt.out_busy_until[p] {
+        if let Some((f, vc)) = rt.out_q[p].pop_front() {
             rt.pending_out -= 1;
-            let (src, lat) = inps[p];
-            let at = t + lat as u64 + 1;
-            let f = Flit::default();
-            match src {
-                End::Router { r: sr, port } => {
-                    let sgp = bases[sr as usize] + port as usize;
-                    sink.put(Some(sr as usize), at + credit_delay, Ev { kind: EV_CREDIT, vc, idx: sgp as u32, flit: f });
+            let link = outs[p];
+            rt.out_busy_until[p] = t + link.flit_cycles as u64;
+            let at = t + link.latency as u64 + 1;
+            match link.to {
+                End::Router { r: nr, port } => {
+                    let ngp = bases[nr as usize] + port as usize;
+                    sink.put(Some(nr as usize), at, Ev { kind: EV_FLIT, vc, idx: ngp as u32, flit: f });
                 }
-                End::Node(n) => sink.put(None, at, Ev { kind: EV_INJ_CREDIT, vc, idx: n, flit: f }),
-                End::None => unreachable!(),
+                End::Node(n) => sink.put(None, at, Ev { kind: EV_EJECT, vc, idx: n, flit: f }),
+                End::None => unreachable!("routing chose an unconnected port"),
             }
-            sink.credit();
+            sink.sent(p, f);
         }
+    }
+    if let Some(vc) = rt.cred_q[p].pop_front() {
+        rt.pending_out -= 1;
+        let (src, lat) = inps[p];
+        let at = t + lat as u64 + 1;
+        let f = Flit::default();
+        match src {
+            End::Router { r: sr, port } => {
+                let sgp = bases[sr as usize] + port as usize;
+                sink.put(Some(sr as usize), at + credit_delay, Ev { kind: EV_CREDIT, vc, idx: sgp as u32, flit: f });
+            }
+            End::Node(n) => sink.put(None, at, Ev { kind: EV_INJ_CREDIT, vc, idx: n, flit: f }),
+            End::None => unreachable!(),
+        }
+        sink.credit();
     }
 }
 

@@ -36,17 +36,26 @@ def plant_redirect(counts: np.ndarray, effect: float, targets: Sequence[int], rn
     target: a redirect to the set, as a hot set receives)."""
     effect = check_effect(effect)
     c = np.asarray(counts)
-    if np.any(c < 0) or np.any(c != np.round(c)):
+    if np.any(c < 0) or (c.dtype.kind not in "iu" and np.any(c != np.round(c))):
         raise ValueError("plant_redirect: counts must be non-negative integers")
     targets = np.asarray(targets, dtype=int)
     if targets.size == 0:
         raise ValueError("plant_redirect: no target category")
     c = c.astype(np.int64)
-    moved = rng.binomial(c, effect)
+    # Only non-zero counts draw: numpy's binomial draws nothing for n = 0, so this is the same
+    # stream as drawing over the whole array (tested), at a fraction of the cost where counts
+    # are sparse (a CPU's packets per block and module).
+    moved = np.zeros_like(c)
+    some = c > 0
+    moved[some] = rng.binomial(c[some], effect)
     out = c - moved
     per_window = moved.sum(axis=1)
-    for w in np.flatnonzero(per_window):
-        out[w, targets] += rng.multinomial(per_window[w], np.full(len(targets), 1 / len(targets)))
+    nz = np.flatnonzero(per_window)
+    if nz.size:
+        # One call for every window that moved something: numpy draws an array of counts one
+        # after another from the same stream, so this is draw for draw the loop over windows
+        # it replaced (a constant_rate verdict spent most of its time in that loop).
+        out[np.ix_(nz, targets)] += rng.multinomial(per_window[nz], np.full(len(targets), 1 / len(targets)))
     return out
 
 

@@ -18,6 +18,9 @@ smallest leak planted into these very observations that the test caught with 95%
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -231,16 +234,23 @@ def pair_seed(seed: int, i: int, side: int) -> int:
     return seed + 4 * i + 2 * side
 
 
-def run(cfg: LeakConfig, progress=None) -> dict[str, Any]:
-    """Runs both patterns `repeats` times and analyses them: the full report (nested)."""
+def _jobs(n_runs: int, jobs: int | None) -> int:
+    """Runs observed at once: one per core by default (each run is one serial simulation
+    that holds no GIL), never more than there are runs."""
+    return max(1, min(n_runs, jobs or os.cpu_count() or 1))
+
+
+def run(cfg: LeakConfig, progress=None, jobs: int | None = None) -> dict[str, Any]:
+    """Runs both patterns `repeats` times and analyses them: the full report (nested). The
+    2 x `repeats` runs are independent simulations; `jobs` of them (default: one per core)
+    run at once on threads, and their results are taken in run order, so the report does not
+    depend on `jobs`."""
     from veil.core.runner import report_progress
 
     from ..memsys import to_rust_config
 
     ma, mb = _memsys_configs(cfg)
-    runs: dict[str, list] = {"a": [], "b": []}
-    obs_meta = None
-    perm_src, perm_dst = [], []
+    plan = []  # (pattern key, run index, side, Rust config) in run order
     for i in range(cfg.repeats):
         for k, mc, off in (("a", ma, 0), ("b", mb, 1)):
             upd = {"seed": pair_seed(cfg.seed, i, off)}
@@ -249,19 +259,41 @@ def run(cfg: LeakConfig, progress=None) -> dict[str, Any]:
                 upd["trace"] = pat.traces[i]
             rc = to_rust_config(mc.model_copy(update=upd))
             rc["observe_max_events"] = cfg.max_events
-            if progress:
-                progress(f"{cfg.algorithm}: pattern {k.upper()} run {i + 1}/{cfg.repeats}")
-            o = observe(rc)
+            plan.append((k, i, off, rc))
+
+    def one(job):
+        k, i, off, rc = job
+        if progress:
+            progress(f"{cfg.algorithm}: pattern {k.upper()} run {i + 1}/{cfg.repeats}")
+        o = observe(rc)
+        w = windows(o, cfg.window)
+        # Each run's CPU streams go to the permutation test with their own source ids.
+        is_cpu = np.isin(o.inj_src, o.cpu_nodes)
+        src = o.inj_src[is_cpu].astype(np.int64) + (2 * i + off) * o.nodes
+        dst = o.inj_dst[is_cpu].astype(np.int64)
+        meta = dict(cpu_nodes=o.cpu_nodes, module_nodes=o.module_nodes, nodes=o.nodes)
+        return (o.result, w, o.complete_until < o.result["runtime_cycles"]), src, dst, meta
+
+    runs: dict[str, list] = {"a": [], "b": []}
+    perm_src, perm_dst = [], []
+    done = 0
+    ex = ThreadPoolExecutor(max_workers=_jobs(len(plan), jobs))
+    try:
+        futures = [ex.submit(one, job) for job in plan]
+        for f in as_completed(futures):
+            f.result()  # a failed run raises here, at once
+            done += 1
             # The progress line (`veil memnet leak` on a terminal): runs done of 2 x repeats.
-            report_progress(2 * i + off + 1, 2 * cfg.repeats, "runs")
-            w = windows(o, cfg.window)
-            runs[k].append((o.result, w, o.complete_until < o.result["runtime_cycles"]))
-            obs_meta = o
-            # Each run's CPU streams go to the permutation test with their own source ids.
-            base_id = (2 * i + off) * o.nodes
-            is_cpu = np.isin(o.inj_src, o.cpu_nodes)
-            perm_src.append(o.inj_src[is_cpu].astype(np.int64) + base_id)
-            perm_dst.append(o.inj_dst[is_cpu].astype(np.int64))
+            report_progress(done, len(plan), "runs")
+    finally:
+        # On an error or Ctrl-C, runs not yet started are dropped (those under way finish).
+        ex.shutdown(wait=True, cancel_futures=True)
+    for (k, _, _, _), f in zip(plan, futures):
+        r, src, dst, meta = f.result()
+        runs[k].append(r)
+        perm_src.append(src)
+        perm_dst.append(dst)
+    obs_meta = SimpleNamespace(**meta)
     wb = [w for _, w, _ in runs["b"]]
     if cfg.plant is not None:
         rng = np.random.default_rng(cfg.seed)
