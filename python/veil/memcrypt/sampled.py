@@ -17,8 +17,8 @@ differences of the residuals in unit order, with the finite-population correctio
 share of the blocks; the interval uses Student's t at the residual degrees of freedom and is
 mapped to IPC = instructions / cycles. Below `REGRESSION_MIN` windows there are no slopes: the
 windows' mean stall (the plain expansion estimator), whose interval held where the regression's
-did not (gzip, 8 windows: docs/memcrypt-sampling.md). A run whose interval is wider than `sample_target` times a
-second, denser set of windows (SMARTS's tuned sample).
+did not (gzip, 8 windows: docs/memcrypt-sampling.md). A run whose interval is wider than
+`sample_target` times a second, denser set of windows (SMARTS's tuned sample).
 
 Windows are timed on this machine's cores (`threads`), or, with `scheduler`, by Dask tasks that
 each time a contiguous share of the windows (each task re-reads the trace up to its share: the
@@ -49,9 +49,11 @@ _NOT_SUMMED = {"ipc", "dram_unloaded", "warmup_records"}
 # tied to the error itself. Measured over 5,000 placements of every window of gzip under TDES
 # without speculation (examples/sampled_population.rs): at 8 windows the estimate's spread was
 # 0.57% of the cycles while the mean standard error was 0.32%, and the 99.99% interval missed
-# 3.2% of the time (99.7%: 10%); at 16 windows it missed 1.0%; at 32, 0.02% (99.7%: 0.14%). The
-# plain expansion estimator (the windows' mean stall, no slopes) kept its 99.99% interval at 8
+# 3.2% of the time (99.7%: 10%); at 16 windows it missed 1.0%; at 32, 0.02% (99.7%: 0.14%;
+# under TDES with speculation 0.03% and 0.83%: 32 is where it nears its coverage, not a margin).
+# The plain expansion estimator (the windows' mean stall, no slopes) kept its 99.99% interval at 8
 # windows (no miss; 99.7%: 0.02%) with a spread of 0.69%: so below this many windows it is used.
+# (Misses with the Cornish-Fisher t quantile of the time.)
 REGRESSION_MIN = 32
 
 
