@@ -213,3 +213,14 @@ def test_a_trace_shorter_than_its_windows_is_one_line_exit_2(veil_cli, tmp_path)
 def test_check_refuses_sampling(veil_cli, tmp_path):
     write(tmp_path / "c.toml", 'experiment = "memcrypt.check"\nsampling = "sampled"\n')
     one_line_error(veil_cli("run", "c.toml"), "sampling")
+
+
+def test_the_t_quantile_is_the_tabulated_one_at_few_degrees_of_freedom():
+    from veil.memcrypt.sampled import t_quantile
+
+    # Student's t tables (two-sided 95%, 99%, 99.9%) and the 99.99% quantile at 5 degrees of
+    # freedom, where the Cornish-Fisher expansion alone gave 10.50: the interval of a run of few
+    # windows rests on these.
+    for p, df, tab in ((0.975, 1, 12.706), (0.975, 5, 2.571), (0.995, 10, 3.169), (0.9995, 7, 5.408),
+                       (0.99995, 5, 11.178), (0.975, 120, 1.980)):
+        assert t_quantile(p, df) == pytest.approx(tab, abs=1e-3), (p, df)
