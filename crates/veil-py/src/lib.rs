@@ -24,11 +24,26 @@ fn progress_reset() {
     veil_core::progress::reset()
 }
 
+/// Asks every Rust simulation running in this process to stop early (`veil_core::interrupt`):
+/// for work on Python's own threads, where Ctrl-C reaches only the main thread.
+#[pyfunction]
+fn interrupt_request() {
+    veil_core::interrupt::request()
+}
+
+/// Lets new Rust work run again after `interrupt_request` (once the stopped work has returned).
+#[pyfunction]
+fn interrupt_clear() {
+    veil_core::interrupt::clear()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(progress, m)?)?;
     m.add_function(wrap_pyfunction!(progress_reset, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt_request, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt_clear, m)?)?;
     crypto::register(m)?;
     memnet::register(m)?;
     oram::register(m)?;

@@ -285,9 +285,19 @@ def run(cfg: LeakConfig, progress=None, jobs: int | None = None) -> dict[str, An
             done += 1
             # The progress line (`veil memnet leak` on a terminal): runs done of 2 x repeats.
             report_progress(done, len(plan), "runs")
-    finally:
-        # On an error or Ctrl-C, runs not yet started are dropped (those under way finish).
-        ex.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        # Ctrl-C reaches only this thread: the runs under way on the pool's threads are asked to
+        # stop (they poll the process's interrupt flag), runs not yet started are dropped, and
+        # the flag is cleared once every thread has returned.
+        from veil import _native
+
+        _native.interrupt_request()
+        try:
+            ex.shutdown(wait=True, cancel_futures=True)
+        finally:
+            _native.interrupt_clear()
+        raise
+    ex.shutdown(wait=True)
     for (k, _, _, _), f in zip(plan, futures):
         r, src, dst, meta = f.result()
         runs[k].append(r)
